@@ -1,0 +1,55 @@
+"""dynid: identify the dynamic model of real robots.
+
+The public API::
+
+    import dynid
+    robot = dynid.load_robot("panda")              # embedded name or robot file
+    reg = dynid.Regressor(robot)
+    Y = reg(q, v, a)                               # (N, n, p), columns named by robot.parameters
+    base = dynid.base_parameters(robot)            # identifiable combinations
+"""
+
+from .errors import (
+    CaptureTimeoutError,
+    DataError,
+    DynidError,
+    DynidWarning,
+    HardwareError,
+    ModelError,
+    SolverError,
+    TrajectoryError,
+)
+from .models import (
+    BaseParameters,
+    Parameter,
+    ParameterSet,
+    Regressor,
+    Robot,
+    base_parameters,
+    embedded_robots,
+    load_robot,
+    random_robot,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BaseParameters",
+    "CaptureTimeoutError",
+    "DataError",
+    "DynidError",
+    "DynidWarning",
+    "HardwareError",
+    "ModelError",
+    "Parameter",
+    "ParameterSet",
+    "Regressor",
+    "Robot",
+    "SolverError",
+    "TrajectoryError",
+    "__version__",
+    "base_parameters",
+    "embedded_robots",
+    "load_robot",
+    "random_robot",
+]

@@ -1,0 +1,1 @@
+"""Exports of identified models: URDF and parameter files."""

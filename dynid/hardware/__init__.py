@@ -1,0 +1,1 @@
+"""Drive interfaces over CAN, simulated drives, capture."""

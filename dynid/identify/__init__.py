@@ -1,0 +1,1 @@
+"""Identification: recordings, signal processing, estimators, uncertainty, validation."""

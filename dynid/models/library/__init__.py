@@ -1,0 +1,30 @@
+"""Embedded robots: robot files shipped with dynid, and random robots for tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ...errors import ModelError
+from ..robot import Robot
+from ..robotfile import load_robot_file
+from .random import random_inertia, random_robot
+
+__all__ = ["embedded_robots", "load_robot", "random_inertia", "random_robot"]
+
+_HERE = Path(__file__).parent
+
+
+def embedded_robots() -> tuple[str, ...]:
+    """Names of the robots shipped with dynid."""
+    return tuple(sorted(p.stem for p in _HERE.glob("*.yaml")))
+
+
+def load_robot(source: str | Path) -> Robot:
+    """Load a robot by embedded name (``"panda"``) or from a robot file path."""
+    path = Path(source)
+    if path.suffix in (".yaml", ".yml") or path.is_file():
+        return load_robot_file(path)
+    if str(source) in embedded_robots():
+        return load_robot_file(_HERE / f"{source}.yaml")
+    raise ModelError(f"robot {str(source)!r}: not a robot file and not an embedded robot; "
+                     f"embedded robots are {list(embedded_robots())}")

@@ -1,0 +1,163 @@
+"""The robot description: tree, closure, transmission, extra terms and what the model outputs.
+
+A :class:`Robot` is immutable. It says what the robot *is*; computations on it
+(:class:`~dynid.models.regressor.Regressor`, :func:`~dynid.models.base.base_parameters`)
+take it as an argument. Robots come from robot files (:func:`dynid.load_robot`), URDF, DH
+tables, or are assembled in Python from the parts below.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from ..errors import ModelError
+from .closures import Closure, IdentityClosure
+from .parameters import GROUPS, ParameterSet
+from .terms import Term
+from .transmissions import Transmission
+from .tree import Tree
+
+__all__ = ["OUTPUTS", "Limits", "Robot"]
+
+#: What a model predicts: generalized force on the basis coordinates, motor-side torque, or
+#: motor current ``τ_m / k_T``.
+OUTPUTS = ("joint_torque", "motor_torque", "current")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Limits of the basis coordinates (SI units; ±inf where there is none)."""
+
+    lower: np.ndarray
+    upper: np.ndarray
+    velocity: np.ndarray
+    acceleration: np.ndarray
+    effort: np.ndarray
+
+    @classmethod
+    def unbounded(cls, n: int) -> Limits:
+        inf = np.full(n, np.inf)
+        return cls(-inf, inf.copy(), inf.copy(), inf.copy(), inf.copy())
+
+
+@dataclass(frozen=True, eq=False)
+class Robot:
+    """A robot to identify.
+
+    Parameters
+    ----------
+    tree
+        The rigid-body tree (Pinocchio model).
+    name
+        A short name for reports.
+    closure
+        Basis → tree map (default: the identity; the tree joints are the coordinates).
+    transmission
+        Basis → actuator map (default: every joint driven directly).
+    terms
+        Friction, motor, spring and cable terms.
+    output
+        One of :data:`OUTPUTS`.
+    limits
+        Limits of the basis coordinates (default: the tree's position limits).
+    """
+
+    tree: Tree
+    name: str = "robot"
+    closure: Closure | None = None
+    transmission: Transmission | None = None
+    terms: tuple[Term, ...] = ()
+    output: str = "joint_torque"
+    limits: Limits | None = None
+    parameters: ParameterSet = field(init=False)
+    term_columns: tuple[np.ndarray, ...] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        if self.closure is None:
+            set_(self, "closure", IdentityClosure(self.tree.joint_names))
+        if self.closure.n_tree != self.tree.n:
+            raise ModelError(f"closure maps to {self.closure.n_tree} tree coordinates but the "
+                             f"tree has {self.tree.n} joints")
+        n = self.closure.n_basis
+        if self.transmission is None:
+            set_(self, "transmission", Transmission.direct([f"motor{i + 1}" for i in range(n)]))
+        if self.transmission.n != n:
+            raise ModelError(f"transmission has {self.transmission.n} actuators for {n} basis "
+                             "coordinates; they must match")
+        if self.output not in OUTPUTS:
+            raise ModelError(f"output: expected one of {OUTPUTS}, found {self.output!r}")
+        if self.output == "current" and self.transmission.torque_constants is None:
+            raise ModelError("output 'current' needs a torque constant for every actuator; "
+                             "give actuator torque_constant values or output torque")
+        dims = {"tree": self.tree.n, "basis": n, "actuator": n}
+        for term in self.terms:
+            if any(not 0 <= r < dims[term.space] for r in term.rows):
+                raise ModelError(f"{term!r}: rows {term.rows} outside the {term.space} space "
+                                 f"of size {dims[term.space]}")
+        order = {g: i for i, g in enumerate(GROUPS)}
+        terms = tuple(sorted(self.terms, key=lambda t: order[t.parameters[0].group]))
+        set_(self, "terms", terms)
+        params = self.tree.link_parameters()
+        columns = []
+        for term in terms:
+            columns.append(np.arange(len(params), len(params) + len(term.parameters)))
+            params += term.parameters
+        set_(self, "parameters", ParameterSet(params))
+        set_(self, "term_columns", tuple(columns))
+        if self.limits is None:
+            lo, hi = self.tree.position_limits() if self.closure.is_identity else (None, None)
+            lim = Limits.unbounded(n)
+            if lo is not None:
+                lim = replace(lim, lower=lo, upper=hi)
+            set_(self, "limits", lim)
+
+    # Shapes and names ------------------------------------------------------------------------
+    @property
+    def n(self) -> int:
+        """Number of basis coordinates."""
+        return self.closure.n_basis
+
+    @property
+    def joint_names(self) -> tuple[str, ...]:
+        """Names of the basis coordinates."""
+        return self.closure.basis_names
+
+    @property
+    def actuator_names(self) -> tuple[str, ...]:
+        return self.transmission.names
+
+    @property
+    def output_names(self) -> tuple[str, ...]:
+        """Names of the model's output rows."""
+        return self.joint_names if self.output == "joint_torque" else self.actuator_names
+
+    @property
+    def output_unit(self) -> str:
+        return "A" if self.output == "current" else "N·m or N"
+
+    @property
+    def prior(self) -> np.ndarray:
+        """Prior parameter vector."""
+        return self.parameters.priors
+
+    def with_output(self, output: str) -> Robot:
+        """The same robot with another model output."""
+        return self._copy(output=output)
+
+    def with_terms(self, terms: Sequence[Term]) -> Robot:
+        """The same robot with another set of extra terms."""
+        return self._copy(terms=tuple(terms))
+
+    def _copy(self, **changes) -> Robot:
+        kw = {k: getattr(self, k) for k in ("tree", "name", "closure", "transmission", "terms",
+                                             "output", "limits")}
+        kw.update(changes)
+        return Robot(**kw)
+
+    def __repr__(self) -> str:
+        return (f"Robot({self.name!r}: {self.n} coordinates, {self.tree.n} tree joints, "
+                f"{len(self.parameters)} parameters, output {self.output})")

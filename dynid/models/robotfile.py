@@ -1,0 +1,244 @@
+"""Robot files: a YAML description of the kinematics source, link priors and what drives each joint.
+
+The format (every key is checked; an unknown, missing or malformed one raises
+:class:`~dynid.errors.ModelError` naming its path)::
+
+    name: panda
+    description: sources and assumptions, free text
+    gravity: [0, 0, -9.81]              # m/s², base frame (default shown)
+    output: joint_torque                # or motor_torque, current
+    kinematics:
+      modified_dh:                      # or dh: (classic), or urdf: path/to/robot.urdf
+        - {joint: joint1, d: 0, r: 0.333, alpha: 0, theta: 0}
+        - {joint: joint2, d: 0, r: 0, alpha: -pi/2, theta: 0, type: revolute}
+      tool: {name: flange, r: 0.107}    # optional fixed frame after the last joint (DH)
+      locked: {joint4: 0.0}             # URDF only: joints blocked at a position
+    links:                              # inertial priors about the COM, in the link frame
+      link1: {mass: 4.97, com: [0.0039, 0.0021, -0.0476],
+              inertia: [0.7034, -0.0001, 0.0068, 0.7066, 0.0192, 0.0091]}  # ixx ixy ixz iyy iyz izz
+    defaults:                           # merged into every joint entry
+      friction: {viscous: 0.1, coulomb: 0.5}
+    joints:                             # when present, names every joint exactly once
+      joint1:
+        limits: {position: [-2.9, 2.9], velocity: 2.175, acceleration: 15, effort: 87}
+        friction: {viscous: 0.1, coulomb: 0.5, offset: 0.0, smoothing: 0.01}
+        actuator: {name: motor1, ratio: 100, rotor_inertia: 1.0e-5, viscous: 1.0e-5,
+                   coulomb: 1.0e-3, torque_constant: 0.1, smoothing: 0.0}
+
+Numbers may be written as expressions of ``pi`` and ``deg`` (π/180): ``-pi/2``, ``30*deg``.
+Friction and actuator quantities that are given get a parameter (with the value as prior); those
+left out are not modelled.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+import numpy as np
+import yaml
+
+from ..errors import ModelError
+from . import _schema as S
+from .dh import DHJoint, LinkInertia, build_tree
+from .robot import OUTPUTS, Limits, Robot
+from .terms import joint_friction, motor_dynamics
+from .transmissions import Gear, Transmission
+from .tree import Tree
+
+__all__ = ["load_robot_file", "robot_from_mapping"]
+
+_TOP = ("name", "description", "gravity", "output", "kinematics", "links", "joints", "defaults")
+_KIN = ("urdf", "modified_dh", "dh", "tool", "locked")
+_ROW = {"modified_dh": ("joint", "link", "type", "d", "r", "alpha", "theta", "gamma", "b",
+                        "parent"),
+        "dh": ("joint", "link", "type", "a", "d", "alpha", "theta")}
+_JOINT = ("limits", "friction", "actuator")
+_LIMITS = ("position", "velocity", "acceleration", "effort")
+_FRICTION = ("viscous", "coulomb", "offset", "smoothing")
+_ACTUATOR = ("name", "ratio", "rotor_inertia", "viscous", "coulomb", "torque_constant",
+             "smoothing")
+
+
+def load_robot_file(path: str | Path) -> Robot:
+    """Read and validate a robot file."""
+    path = Path(path)
+    if not path.is_file():
+        raise ModelError(f"robot file {str(path)!r} does not exist")
+    try:
+        data = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as exc:
+        raise ModelError(f"robot file {str(path)!r} is not valid YAML: {exc}") from None
+    return robot_from_mapping(data, base_dir=path.parent, default_name=path.stem)
+
+
+def robot_from_mapping(data: object, *, base_dir: str | Path = ".",
+                       default_name: str = "robot") -> Robot:
+    """Build a robot from a parsed robot file (see the module docstring for the format)."""
+    top = S.mapping(data, "robot file", _TOP, required=("kinematics",))
+    name = S.text(top.get("name", default_name), "name")
+    if "description" in top:
+        S.text(top["description"], "description")
+    gravity = S.numbers(top.get("gravity", [0.0, 0.0, -9.81]), "gravity", 3)
+    output = S.text(top.get("output", "joint_torque"), "output", OUTPUTS)
+    links = _links(top.get("links"))
+    tree = _tree(top["kinematics"], Path(base_dir), links, gravity)
+    entries = _joint_entries(top, tree)
+
+    terms, drives, motors, constants = [], [], [], []
+    lower, upper = tree.position_limits()
+    limits = {k: np.full(tree.n, np.inf) for k in ("velocity", "acceleration", "effort")}
+    limits["velocity"][:] = [tree.model.velocityLimit[tree.model.joints[j + 1].idx_v]
+                             for j in range(tree.n)]
+    limits["effort"][:] = [tree.model.effortLimit[tree.model.joints[j + 1].idx_v]
+                           for j in range(tree.n)]
+    for j, joint in enumerate(tree.joint_names):
+        entry, path = entries[joint], f"joints.{joint}"
+        linear = tree.joint_types[j] == "prismatic"
+        lim = S.mapping(entry.get("limits"), f"{path}.limits", _LIMITS)
+        if "position" in lim:
+            lower[j], upper[j] = S.numbers(lim["position"], f"{path}.limits.position", 2,
+                                           finite=False)
+            if not lower[j] < upper[j]:
+                raise S.fail(f"{path}.limits.position",
+                             f"expected [lower, upper] with lower < upper, found "
+                             f"[{lower[j]}, {upper[j]}]")
+        for key in ("velocity", "acceleration", "effort"):
+            if key in lim:
+                limits[key][j] = S.number(lim[key], f"{path}.limits.{key}", positive=True,
+                                          finite=False)
+        if entry.get("friction") is not None:
+            fr = S.mapping(entry["friction"], f"{path}.friction", _FRICTION)
+            values = {k: S.number(fr[k], f"{path}.friction.{k}", nonnegative=k != "offset")
+                      for k in fr}
+            terms.append(joint_friction(joint, j, linear=linear, viscous=values.get("viscous"),
+                                        coulomb=values.get("coulomb"),
+                                        offset=values.get("offset"),
+                                        smoothing=values.get("smoothing", 0.0)))
+        act = S.mapping(entry.get("actuator"), f"{path}.actuator", _ACTUATOR)
+        motor = S.text(act.get("name", f"motor{j + 1}"), f"{path}.actuator.name")
+        drives.append(Gear(S.number(act.get("ratio", 1.0), f"{path}.actuator.ratio",
+                                    nonzero=True)))
+        motors.append(motor)
+        constants.append(S.number(act["torque_constant"], f"{path}.actuator.torque_constant",
+                                  positive=True) if "torque_constant" in act else None)
+        values = {k: S.number(act[k], f"{path}.actuator.{k}", nonnegative=True)
+                  for k in ("rotor_inertia", "viscous", "coulomb", "smoothing") if k in act}
+        if set(values) - {"smoothing"}:
+            terms.append(motor_dynamics(motor, j, inertia=values.get("rotor_inertia"),
+                                        viscous=values.get("viscous"),
+                                        coulomb=values.get("coulomb"),
+                                        smoothing=values.get("smoothing", 0.0)))
+    if len(set(motors)) != len(motors):
+        raise ModelError(f"joints.*.actuator.name: actuator names must be unique, found {motors}")
+    given = [c is not None for c in constants]
+    if any(given) and not all(given):
+        missing = [j for j, g in zip(tree.joint_names, given, strict=True) if not g]
+        raise ModelError(f"joints.{missing[0]}.actuator.torque_constant: torque constants are "
+                         f"given for some actuators but not for {missing}; give all or none")
+    transmission = Transmission(drives, motors,
+                                torque_constants=constants if all(given) else None)
+    limits = Limits(lower, upper, limits["velocity"], limits["acceleration"], limits["effort"])
+    return Robot(tree, name=name, transmission=transmission, terms=tuple(terms), output=output,
+                 limits=limits)
+
+
+def _links(value: object) -> dict[str, LinkInertia]:
+    out = {}
+    for link, entry in S.mapping(value, "links", S.ANY).items():
+        path = f"links.{link}"
+        e = S.mapping(entry, path, ("mass", "com", "inertia"), required=("mass",))
+        mass = S.number(e["mass"], f"{path}.mass", nonnegative=True)
+        com = S.numbers(e.get("com", [0, 0, 0]), f"{path}.com", 3)
+        inertia = S.numbers(e.get("inertia", [0] * 6), f"{path}.inertia", 6)
+        ixx, ixy, ixz, iyy, iyz, izz = inertia
+        tensor = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
+        eig = np.linalg.eigvalsh(tensor)
+        if eig[0] < -1e-12 or 2 * eig.max() > eig.sum() * (1 + 1e-9):
+            raise S.fail(f"{path}.inertia", f"not a physical inertia about the centre of mass "
+                                            f"(principal moments {eig}); they must be ≥ 0 and "
+                                            "satisfy the triangle inequalities")
+        out[link] = LinkInertia(mass, tuple(com), tuple(inertia))
+    return out
+
+
+def _tree(value: object, base_dir: Path, links: dict[str, LinkInertia],
+          gravity: list[float]) -> Tree:
+    kin = S.mapping(value, "kinematics", _KIN)
+    sources = [k for k in ("urdf", "modified_dh", "dh") if k in kin]
+    if len(sources) != 1:
+        raise S.fail("kinematics", f"expected exactly one of 'urdf', 'modified_dh', 'dh', "
+                                   f"found {sources or 'none'}")
+    source = sources[0]
+    if source == "urdf":
+        if "tool" in kin:
+            raise S.fail("kinematics.tool", "a tool frame belongs to DH tables; add it to the "
+                                            "URDF as a fixed joint instead")
+        locked = {k: S.number(v, f"kinematics.locked.{k}")
+                  for k, v in S.mapping(kin.get("locked"), "kinematics.locked", S.ANY).items()}
+        path = base_dir / S.text(kin["urdf"], "kinematics.urdf")
+        tree = Tree.from_urdf(path, locked=locked, gravity=np.array(gravity))
+        unknown = set(links) - set(tree.link_names)
+        if unknown:
+            raise S.fail("links", f"unknown links {sorted(unknown)}; the URDF's moving links "
+                                  f"are {list(tree.link_names)}")
+        for j, link in enumerate(tree.link_names):
+            if link in links:
+                tree.model.inertias[j + 1] = links[link].to_pinocchio()
+        return tree
+    if "locked" in kin:
+        raise S.fail("kinematics.locked", "locking joints applies to URDF; leave the joint "
+                                          "out of the DH table instead")
+    rows_value = kin[source]
+    if not isinstance(rows_value, list) or not rows_value:
+        raise S.fail(f"kinematics.{source}", "expected a list of joint rows, one per joint")
+    rows = [_dh_row(r, f"kinematics.{source}[{i}]", source) for i, r in enumerate(rows_value)]
+    names = [r.name for r in rows]
+    if len(set(names)) != len(names):
+        raise S.fail(f"kinematics.{source}", f"joint names must be unique, found {names}")
+    tool = None
+    if "tool" in kin:
+        t = S.mapping(kin["tool"], "kinematics.tool", ("name", *_ROW[source][3:7]))
+        tool = DHJoint(name=S.text(t.get("name", "tool"), "kinematics.tool.name"),
+                       **{k: S.number(v, f"kinematics.tool.{k}") for k, v in t.items()
+                          if k != "name"})
+    convention = "modified" if source == "modified_dh" else "classic"
+    return build_tree(rows, convention=convention, inertias=links, tool=tool, gravity=gravity)
+
+
+def _dh_row(value: object, path: str, source: str) -> DHJoint:
+    row = S.mapping(value, path, _ROW[source], required=("joint",))
+    kw = {"name": S.text(row["joint"], f"{path}.joint"),
+          "type": S.text(row.get("type", "revolute"), f"{path}.type", ("revolute", "prismatic"))}
+    for key in ("link", "parent"):
+        if key in row:
+            kw[key] = S.text(row[key], f"{path}.{key}")
+    for key in _ROW[source][3:]:
+        if key in row and key != "parent":
+            kw[key] = S.number(row[key], f"{path}.{key}")
+    return DHJoint(**kw)
+
+
+def _joint_entries(top: Mapping, tree: Tree) -> dict[str, dict]:
+    defaults = S.mapping(top.get("defaults"), "defaults", _JOINT)
+    joints = S.mapping(top.get("joints"), "joints", S.ANY)
+    if "joints" in top:
+        names = list(tree.joint_names)
+        extra = [j for j in joints if j not in names]
+        if extra:
+            raise S.fail(f"joints.{extra[0]}", f"no such joint in the kinematics; joints are "
+                                               f"{names}")
+        missing = [j for j in names if j not in joints]
+        if missing:
+            raise S.fail("joints", f"joints {missing} are missing; name every joint (an empty "
+                                   "entry {} takes the defaults)")
+    out = {}
+    for joint in tree.joint_names:
+        entry = S.mapping(joints.get(joint), f"joints.{joint}", _JOINT)
+        merged = dict(defaults)
+        for key, value in entry.items():
+            merged[key] = ({**S.mapping(defaults[key], f"defaults.{key}", S.ANY),
+                            **S.mapping(value, f"joints.{joint}.{key}", S.ANY)}
+                           if key in defaults else value)
+        out[joint] = merged
+    return out

@@ -1,0 +1,129 @@
+"""Extra terms of the model, beyond the rigid links: friction, rotor inertia, springs, cables.
+
+Each term acts in one coordinate space (``"tree"``, ``"basis"`` or ``"actuator"``) on a few of
+its coordinates (``rows``), is linear in its own parameters, and gives its regressor columns
+for a batch of N samples. The regressor projects each term's rows to the output space.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+
+import numpy as np
+
+from ..errors import ModelError
+from .parameters import Parameter
+
+__all__ = ["SPACES", "CoordinateTerm", "Term", "joint_friction", "motor_dynamics"]
+
+SPACES = ("tree", "basis", "actuator")
+
+
+class Term(ABC):
+    """A block of regressor columns acting on some coordinates of one space."""
+
+    space: str
+    rows: tuple[int, ...]
+    parameters: tuple[Parameter, ...]
+
+    @abstractmethod
+    def columns(self, x: np.ndarray, xd: np.ndarray, xdd: np.ndarray) -> np.ndarray:
+        """Columns (N, len(rows), len(parameters)) at positions, velocities, accelerations
+        (N, dim) of the term's space."""
+
+
+def _sign(x: np.ndarray, smoothing: float) -> np.ndarray:
+    return np.tanh(x / smoothing) if smoothing > 0 else np.sign(x)
+
+
+# kind → (column, unit for a rotary coordinate, unit for a linear one, lower bound)
+_COLUMNS = {
+    "inertia": ("a", "kg·m²", "kg", 0.0),
+    "viscous": ("v", "N·m·s/rad", "N·s/m", 0.0),
+    "coulomb": ("sign", "N·m", "N", 0.0),
+    "offset": ("one", "N·m", "N", -np.inf),
+}
+
+
+class CoordinateTerm(Term):
+    """Inertia, viscous and Coulomb friction and a constant offset on one coordinate.
+
+    The force on the coordinate is ``J ẍ + f_v ẋ + f_c sgn(ẋ) + f_o``, where ``sgn`` is the
+    sign function, or ``tanh(ẋ / smoothing)`` when a smoothing velocity is given.
+
+    Parameters
+    ----------
+    owner
+        Owner of the parameters (a joint or motor name).
+    row
+        Index of the coordinate in its space.
+    space
+        ``"tree"``, ``"basis"`` or ``"actuator"``.
+    priors
+        Physical quantity → (parameter kind, prior): quantities are ``inertia``,
+        ``viscous``, ``coulomb``, ``offset``; only those given get a column.
+    linear
+        True for a prismatic coordinate (units in N rather than N·m).
+    smoothing
+        Velocity below which the Coulomb sign is smoothed (0: exact sign).
+    """
+
+    def __init__(self, owner: str, row: int, space: str,
+                 priors: Mapping[str, tuple[str, float]], *,
+                 linear: bool = False, smoothing: float = 0.0):
+        if space not in SPACES:
+            raise ModelError(f"term {owner}: space must be one of {SPACES}, found {space!r}")
+        if not smoothing >= 0:
+            raise ModelError(f"{owner}: sign smoothing must be a velocity ≥ 0, found {smoothing}")
+        self.owner, self.space, self.rows = owner, space, (row,)
+        self.smoothing = float(smoothing)
+        self._sources: list[str] = []
+        params = []
+        for quantity, (kind, prior) in priors.items():
+            source, rot_unit, lin_unit, low = _COLUMNS[quantity]
+            group = "friction" if quantity != "inertia" and space != "actuator" else "actuator"
+            if prior < low:
+                raise ModelError(f"{owner}.{kind}: the {quantity} prior must be ≥ 0, "
+                                 f"found {prior}")
+            params.append(Parameter(owner, kind, lin_unit if linear else rot_unit, group,
+                                    float(prior), lower=low))
+            self._sources.append(source)
+        self.parameters = tuple(params)
+
+    def columns(self, x, xd, xdd):
+        j = self.rows[0]
+        out = np.empty((x.shape[0], 1, len(self._sources)))
+        for c, source in enumerate(self._sources):
+            if source == "a":
+                out[:, 0, c] = xdd[:, j]
+            elif source == "v":
+                out[:, 0, c] = xd[:, j]
+            elif source == "sign":
+                out[:, 0, c] = _sign(xd[:, j], self.smoothing)
+            else:
+                out[:, 0, c] = 1.0
+        return out
+
+    def __repr__(self) -> str:
+        kinds = ", ".join(p.kind for p in self.parameters)
+        return f"CoordinateTerm({self.owner}: {kinds} on {self.space}[{self.rows[0]}])"
+
+
+def joint_friction(joint: str, row: int, *, space: str = "basis", linear: bool = False,
+                   viscous: float | None = None, coulomb: float | None = None,
+                   offset: float | None = None, smoothing: float = 0.0) -> CoordinateTerm:
+    """Friction of a joint: ``joint.fv``, ``joint.fc``, ``joint.fo`` for the values given."""
+    priors = {q: (k, v) for q, k, v in (("viscous", "fv", viscous), ("coulomb", "fc", coulomb),
+                                         ("offset", "fo", offset)) if v is not None}
+    return CoordinateTerm(joint, row, space, priors, linear=linear, smoothing=smoothing)
+
+
+def motor_dynamics(motor: str, row: int, *, inertia: float | None = None,
+                   viscous: float | None = None, coulomb: float | None = None,
+                   smoothing: float = 0.0) -> CoordinateTerm:
+    """Rotor inertia and motor friction on an actuator coordinate (Leborne (2)):
+    ``motor.Jm``, ``motor.fvm``, ``motor.fcm`` for the values given."""
+    priors = {q: (k, v) for q, k, v in (("inertia", "Jm", inertia), ("viscous", "fvm", viscous),
+                                         ("coulomb", "fcm", coulomb)) if v is not None}
+    return CoordinateTerm(motor, row, "actuator", priors, smoothing=smoothing)

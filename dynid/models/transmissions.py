@@ -1,0 +1,164 @@
+"""Transmissions from basis coordinates to actuator coordinates.
+
+A transmission ``q_m = μ(q)`` says what the drives measure and move. dynid writes it as a drive
+per basis coordinate followed by a constant coupling matrix::
+
+    q_m = C g(q),   g(q) = (g_1(q_1), …, g_n(q_n)),   K = ∂μ/∂q = C diag(g′(q))
+
+``g_j`` is a gear ratio (``g = r q``), or a nonlinear drive such as a ball-screw and lever;
+``C`` is the identity, or a tendon coupling matrix. With a square, invertible ``K``, power
+balance ``τ_mᵀ v_m = τᵀ v`` gives the actuator-side force ``τ_m = K⁻ᵀ τ`` (:meth:`to_actuator`)
+and, the other way, the joint-side force of actuator terms ``τ = Kᵀ τ_m`` (:meth:`to_basis`).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..errors import ModelError
+
+__all__ = ["Drive", "Gear", "Transmission"]
+
+
+class Drive(ABC):
+    """Elementwise map ``g(q_j)`` of one basis coordinate to one drive coordinate."""
+
+    @abstractmethod
+    def evaluate(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``g``, ``g′`` and ``g″`` at positions ``q`` (N,)."""
+
+    @abstractmethod
+    def inverse(self, g: np.ndarray) -> np.ndarray:
+        """Positions ``q`` (N,) with ``g(q) = g``."""
+
+
+class Gear(Drive):
+    """A gear train of constant ratio ``r`` (motor turns per joint turn, any sign)."""
+
+    def __init__(self, ratio: float):
+        if not np.isfinite(ratio) or ratio == 0:
+            raise ModelError(f"gear ratio: expected a finite non-zero number, found {ratio}")
+        self.ratio = float(ratio)
+
+    def evaluate(self, q):
+        return self.ratio * q, np.full_like(q, self.ratio), np.zeros_like(q)
+
+    def inverse(self, g):
+        return g / self.ratio
+
+    def __repr__(self) -> str:
+        return f"Gear({self.ratio:g})"
+
+
+class Transmission:
+    """Drives per basis coordinate and a constant coupling matrix.
+
+    Parameters
+    ----------
+    drives
+        One :class:`Drive` per basis coordinate.
+    names
+        Actuator names (one per actuator, as many as basis coordinates).
+    coupling
+        Square, invertible coupling matrix ``C`` (default: identity).
+    torque_constants
+        Motor torque constants ``k_T`` (N·m/A) per actuator, or ``None`` when unknown; needed
+        to output motor current ``i = τ_m / k_T``.
+    """
+
+    def __init__(self, drives: Sequence[Drive], names: Sequence[str], *,
+                 coupling: np.ndarray | None = None,
+                 torque_constants: Sequence[float] | None = None):
+        self.drives = tuple(drives)
+        self.names = tuple(names)
+        n = len(self.drives)
+        if len(self.names) != n:
+            raise ModelError(f"transmission: {n} drives but {len(self.names)} actuator names")
+        if coupling is None:
+            self.coupling = None
+        else:
+            C = np.asarray(coupling, dtype=float)
+            if C.shape != (n, n):
+                raise ModelError(f"coupling matrix: expected shape ({n}, {n}) for {n} "
+                                 f"actuators, found {C.shape}")
+            if not np.all(np.isfinite(C)) or np.linalg.cond(C) > 1e12:
+                raise ModelError(f"coupling matrix is singular (condition number "
+                                 f"{np.linalg.cond(C):.3g}); every actuator must move an "
+                                 "independent combination of joints")
+            self.coupling = C
+            self._coupling_inv = np.linalg.inv(C)
+        if torque_constants is None:
+            self.torque_constants = None
+        else:
+            kt = np.asarray(torque_constants, dtype=float)
+            if kt.shape != (n,) or np.any(~np.isfinite(kt)) or np.any(kt == 0):
+                raise ModelError(f"torque constants: expected {n} finite non-zero values, "
+                                 f"found {kt}")
+            self.torque_constants = kt
+
+    @classmethod
+    def direct(cls, names: Sequence[str]) -> Transmission:
+        """Each joint driven directly (ratio 1, no coupling)."""
+        return cls([Gear(1.0) for _ in names], names)
+
+    @property
+    def n(self) -> int:
+        return len(self.drives)
+
+    @property
+    def is_direct(self) -> bool:
+        return self.coupling is None and all(
+            isinstance(d, Gear) and d.ratio == 1.0 for d in self.drives)
+
+    # Kinematics --------------------------------------------------------------------------
+    def _drive_state(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        g, gp, gpp = (np.empty_like(q) for _ in range(3))
+        for j, drive in enumerate(self.drives):
+            g[:, j], gp[:, j], gpp[:, j] = drive.evaluate(q[:, j])
+        return g, gp, gpp
+
+    def actuator_state(self, q: np.ndarray, v: np.ndarray, a: np.ndarray
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Actuator positions, velocities, accelerations (N, n) and ``g′`` (N, n)."""
+        g, gp, gpp = self._drive_state(q)
+        gv, ga = gp * v, gp * a + gpp * v * v
+        if self.coupling is not None:
+            C = self.coupling.T
+            g, gv, ga = g @ C, gv @ C, ga @ C
+        return g, gv, ga, gp
+
+    def basis_state(self, q_m: np.ndarray, v_m: np.ndarray, a_m: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Basis positions, velocities and accelerations from actuator ones (inverse map)."""
+        if self.coupling is not None:
+            Ci = self._coupling_inv.T
+            q_m, v_m, a_m = q_m @ Ci, v_m @ Ci, a_m @ Ci
+        q = np.empty_like(q_m)
+        for j, drive in enumerate(self.drives):
+            q[:, j] = drive.inverse(q_m[:, j])
+        _, gp, gpp = self._drive_state(q)
+        v = v_m / gp
+        return q, v, (a_m - gpp * v * v) / gp
+
+    def jacobian(self, q: np.ndarray) -> np.ndarray:
+        """``K = ∂q_m/∂q`` at each sample, shape (N, n, n)."""
+        _, gp, _ = self._drive_state(q)
+        K = gp[:, None, :] * np.eye(self.n)
+        return K if self.coupling is None else self.coupling @ K
+
+    # Forces ------------------------------------------------------------------------------
+    def to_actuator(self, rows: np.ndarray, gp: np.ndarray) -> np.ndarray:
+        """Basis-space rows (N, n, p) to actuator space: ``K⁻ᵀ rows``."""
+        out = rows / gp[:, :, None]
+        if self.coupling is not None:
+            out = np.einsum("ba,nbp->nap", self._coupling_inv, out, optimize=True)
+        return out
+
+    def to_basis(self, rows: np.ndarray, gp: np.ndarray) -> np.ndarray:
+        """Actuator-space rows (N, n, p) to basis space: ``Kᵀ rows``."""
+        if self.coupling is not None:
+            rows = np.einsum("ab,nap->nbp", self.coupling, rows, optimize=True)
+        return rows * gp[:, :, None]

@@ -1,0 +1,1 @@
+"""Excitation trajectories: Fourier series, constraints, design criteria, optimizers."""

@@ -1,0 +1,74 @@
+"""Shared fixtures and independent reference computations for the tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+import dynid
+
+DATA = Path(__file__).parent / "data"
+DATASETS = Path(__file__).resolve().parents[2] / "shared" / "datasets"
+
+
+def dataset(name: str) -> Path:
+    """Path of a shared real-robot dataset, or skip the test when it is absent."""
+    path = DATASETS / name
+    if not path.is_dir():
+        pytest.skip(f"dataset {name} not found at {path} (the shared datasets folder is absent)")
+    return path
+
+
+@pytest.fixture(scope="session")
+def panda() -> dynid.Robot:
+    return dynid.load_robot("panda")
+
+
+def random_theta(robot: dynid.Robot, rng: np.random.Generator) -> np.ndarray:
+    """Arbitrary parameter values (linearity holds for any, physical or not)."""
+    return robot.prior + rng.standard_normal(len(robot.parameters))
+
+
+def reference_output(robot: dynid.Robot, theta: np.ndarray, q, v, a) -> np.ndarray:
+    """Model output computed directly, independently of the regressor's assembly.
+
+    Links: Pinocchio's RNEA with the inertias set from ``theta``. Friction: ``fv v + fc sgn v +
+    fo`` per joint. Gear motors: motor-side ``Jm q̈_m + fvm q̇_m + fcm sgn q̇_m`` with
+    ``q_m = r q``; joint torque adds ``r`` times it, motor torque is ``τ / r`` plus it,
+    current divides motor torque by ``k_T``. Only robots whose closure is the identity and
+    whose drives are gears with no coupling.
+    """
+    params = robot.parameters
+    model = robot.tree.model.copy()
+    for j, link in enumerate(robot.tree.link_names):
+        model.inertias[j + 1] = pin.Inertia.FromDynamicParameters(theta[params.link_block(link)])
+    data = model.createData()
+    tau = np.array([pin.rnea(model, data, robot.tree.configuration(qk[None])[0], vk, ak)
+                    for qk, vk, ak in zip(q, v, a, strict=True)])
+    value = dict(zip(params.names, theta, strict=True))
+
+    def get(owner, kind):
+        return value.get(f"{owner}.{kind}", 0.0)
+
+    def sgn(x, term_owner):
+        term = next((t for t in robot.terms if getattr(t, "owner", None) == term_owner), None)
+        s = getattr(term, "smoothing", 0.0)
+        return np.tanh(x / s) if s > 0 else np.sign(x)
+
+    for j, joint in enumerate(robot.joint_names):
+        tau[:, j] += (get(joint, "fv") * v[:, j] + get(joint, "fc") * sgn(v[:, j], joint)
+                      + get(joint, "fo"))
+    ratios = np.array([d.ratio for d in robot.transmission.drives])
+    motor = np.zeros_like(tau)
+    for j, m in enumerate(robot.actuator_names):
+        vm, am = ratios[j] * v[:, j], ratios[j] * a[:, j]
+        motor[:, j] = get(m, "Jm") * am + get(m, "fvm") * vm + get(m, "fcm") * sgn(vm, m)
+    if robot.output == "joint_torque":
+        return tau + ratios * motor
+    motor_torque = tau / ratios + motor
+    if robot.output == "motor_torque":
+        return motor_torque
+    return motor_torque / robot.transmission.torque_constants
