@@ -15,7 +15,8 @@ import numpy as np
 from ..errors import ModelError
 from .parameters import Parameter
 
-__all__ = ["SPACES", "CoordinateTerm", "Term", "joint_friction", "motor_dynamics"]
+__all__ = ["SPACES", "CoordinateBlock", "CoordinateTerm", "Term", "joint_friction",
+           "motor_dynamics"]
 
 SPACES = ("tree", "basis", "actuator")
 
@@ -31,10 +32,6 @@ class Term(ABC):
     def columns(self, x: np.ndarray, xd: np.ndarray, xdd: np.ndarray) -> np.ndarray:
         """Columns (N, len(rows), len(parameters)) at positions, velocities, accelerations
         (N, dim) of the term's space."""
-
-
-def _sign(x: np.ndarray, smoothing: float) -> np.ndarray:
-    return np.tanh(x / smoothing) if smoothing > 0 else np.sign(x)
 
 
 # kind → (column, unit for a rotary coordinate, unit for a linear one, lower bound)
@@ -92,22 +89,46 @@ class CoordinateTerm(Term):
         self.parameters = tuple(params)
 
     def columns(self, x, xd, xdd):
-        j = self.rows[0]
-        out = np.empty((x.shape[0], 1, len(self._sources)))
-        for c, source in enumerate(self._sources):
-            if source == "a":
-                out[:, 0, c] = xdd[:, j]
-            elif source == "v":
-                out[:, 0, c] = xd[:, j]
-            elif source == "sign":
-                out[:, 0, c] = _sign(xd[:, j], self.smoothing)
-            else:
-                out[:, 0, c] = 1.0
-        return out
+        return CoordinateBlock([self], [np.arange(len(self.parameters))]).values(
+            x, xd, xdd)[:, None, :]
 
     def __repr__(self) -> str:
         kinds = ", ".join(p.kind for p in self.parameters)
         return f"CoordinateTerm({self.owner}: {kinds} on {self.space}[{self.rows[0]}])"
+
+
+class CoordinateBlock:
+    """Many :class:`CoordinateTerm` of one space evaluated together.
+
+    Each parameter is one entry ``(row, column)`` of the regressor; :meth:`values` gives all
+    entries at once, (N, k), so the regressor places them with a single indexed assignment.
+    """
+
+    def __init__(self, terms: list[CoordinateTerm], columns: list[np.ndarray]):
+        self.rows = np.array([t.rows[0] for t in terms for _ in t.parameters], dtype=int)
+        self.cols = np.concatenate(columns).astype(int) if columns else np.zeros(0, int)
+        sources = np.array([s for t in terms for s in t._sources])
+        smoothing = np.array([t.smoothing for t in terms for _ in t.parameters])
+        self._a = np.flatnonzero(sources == "a")
+        self._v = np.flatnonzero(sources == "v")
+        self._sign = np.flatnonzero((sources == "sign") & (smoothing == 0))
+        self._tanh = np.flatnonzero((sources == "sign") & (smoothing > 0))
+        self._one = np.flatnonzero(sources == "one")
+        self._smoothing = smoothing[self._tanh]
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def values(self, x: np.ndarray, xd: np.ndarray, xdd: np.ndarray) -> np.ndarray:
+        """Entry values (N, k) at the states (N, dim) of the block's space."""
+        rows = self.rows
+        out = np.empty((x.shape[0], len(rows)))
+        out[:, self._a] = xdd[:, rows[self._a]]
+        out[:, self._v] = xd[:, rows[self._v]]
+        out[:, self._sign] = np.sign(xd[:, rows[self._sign]])
+        out[:, self._tanh] = np.tanh(xd[:, rows[self._tanh]] / self._smoothing)
+        out[:, self._one] = 1.0
+        return out
 
 
 def joint_friction(joint: str, row: int, *, space: str = "basis", linear: bool = False,

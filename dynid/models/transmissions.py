@@ -115,6 +115,9 @@ class Transmission:
 
     # Kinematics --------------------------------------------------------------------------
     def _drive_state(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        if all(isinstance(d, Gear) for d in self.drives):
+            ratios = np.array([d.ratio for d in self.drives])
+            return q * ratios, np.broadcast_to(ratios, q.shape), np.broadcast_to(0.0, q.shape)
         g, gp, gpp = (np.empty_like(q) for _ in range(3))
         for j, drive in enumerate(self.drives):
             g[:, j], gp[:, j], gpp[:, j] = drive.evaluate(q[:, j])

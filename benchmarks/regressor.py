@@ -1,0 +1,63 @@
+"""Speed of the extended regressor and of building a model with its base parameters.
+
+Prints one ``name: value`` line per figure. Ratios are measured side by side in this run.
+Targets: extended/bare ratio ≤ 1.5; Panda model plus base parameters under 0.3 s.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pinocchio as pin
+
+import dynid
+from dynid.models import Regressor, base_parameters, random_states
+
+N = 100_000
+
+
+def best_of(fn, repeat: int = 3) -> float:
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+def main() -> None:
+    robot = dynid.load_robot("panda")
+    q, v, a = random_states(robot, N, np.random.default_rng(0))
+    reg = Regressor(robot)
+    model, data = robot.tree.model, robot.tree.model.createData()
+
+    def extended():
+        total = 0.0
+        for _, Y in reg.chunks(q, v, a):
+            total += Y[0, 0, 0]
+        return total
+
+    def bare():
+        f = pin.computeJointTorqueRegressor
+        for k in range(N):
+            f(model, data, q[k], v[k], a[k])
+
+    # Interleaved, best of five each, so that both see the same machine state.
+    t_ext, t_bare = np.inf, np.inf
+    for _ in range(5):
+        t_ext = min(t_ext, best_of(extended, 1))
+        t_bare = min(t_bare, best_of(bare, 1))
+    print(f"panda_extended_regressor_samples_per_s: {N / t_ext:.0f}")
+    print(f"panda_bare_pinocchio_regressor_samples_per_s: {N / t_bare:.0f}")
+    print(f"panda_extended_over_bare_time_ratio: {t_ext / t_bare:.3f}")
+    print(f"panda_extended_columns: {len(robot.parameters)}")
+
+    def build():
+        base_parameters(dynid.load_robot("panda"))
+
+    print(f"panda_model_and_base_parameters_s: {best_of(build, 5):.4f}")
+
+
+if __name__ == "__main__":
+    main()
