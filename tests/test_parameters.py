@@ -19,7 +19,7 @@ def test_lookup_and_groups(panda):
     assert list(params.link_block("link2")) == list(range(10, 20))
     assert params[10:20].names == tuple(f"link2.{k}" for k in dynid.models.LINK_KINDS)
     assert "joint7.fc" in params and "joint7.fo" not in params
-    assert "ParameterSet(91 parameters: 70 link, 14 friction, 7 actuator)" == repr(params)
+    assert repr(params) == "ParameterSet(91 parameters: 70 link, 14 friction, 7 actuator)"
 
 
 def test_vectors_and_dicts(panda):
@@ -39,9 +39,9 @@ def test_unknown_names_suggest_close_ones(panda):
 
 
 def test_invalid_sets_raise():
-    with pytest.raises(dynid.ModelError, match="'link1.m' appears twice"):
+    with pytest.raises(dynid.ModelError, match=r"'link1\.m' appears twice"):
         ParameterSet(link_parameters("link1") + link_parameters("link1"))
     with pytest.raises(dynid.ModelError, match="group must be one of"):
         Parameter("a", "b", "kg", "mass")
-    with pytest.raises(dynid.ModelError, match="lower bound 1 exceeds upper bound 0"):
+    with pytest.raises(dynid.ModelError, match=r"lower bound 1 exceeds upper bound 0"):
         Parameter("a", "b", "kg", "link", lower=1, upper=0)

@@ -180,7 +180,7 @@ def test_missing_entries_raise(panda_data, path, match):
 
 
 def test_file_level_errors(tmp_path):
-    with pytest.raises(dynid.ModelError, match="robot file '.*nothere.yaml' does not exist"):
+    with pytest.raises(dynid.ModelError, match=r"robot file '.*nothere\.yaml' does not exist"):
         load_robot_file(tmp_path / "nothere.yaml")
     bad = tmp_path / "bad.yaml"
     bad.write_text("kinematics: [unclosed\n")
@@ -188,7 +188,7 @@ def test_file_level_errors(tmp_path):
         load_robot_file(bad)
     with pytest.raises(dynid.ModelError, match="robot file: expected a mapping"):
         robot_from_mapping([1, 2])
-    with pytest.raises(dynid.ModelError, match="URDF file '.*missing.urdf' does not exist"):
+    with pytest.raises(dynid.ModelError, match=r"URDF file '.*missing\.urdf' does not exist"):
         robot_from_mapping({"kinematics": {"urdf": "missing.urdf"}}, base_dir=tmp_path)
     with pytest.raises(dynid.ModelError, match="locked joint 'elbow' is not in the model"):
         robot_from_mapping({"kinematics": {"urdf": str(DATA / "panda.urdf"),

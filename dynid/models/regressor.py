@@ -107,10 +107,7 @@ class Regressor:
         Y = np.empty((N, n, p))
         Y[:, :, self.n_links:] = 0.0
         q_t, v_t, a_t, G = robot.closure.tree_state(q, v, a)
-        if G is None:
-            tree_rows = Y
-        else:
-            tree_rows = np.zeros((N, robot.tree.n, p))
+        tree_rows = Y if G is None else np.zeros((N, robot.tree.n, p))
         self._links(q_t, v_t, a_t, tree_rows[:, :, :self.n_links])
         spaces["tree"].add(tree_rows, q_t, v_t, a_t)
         if G is not None:
