@@ -80,6 +80,28 @@ def test_kuka_dataset_urdf_loads():
     assert sum(robot.parameters[f"{link}.m"].prior for link in robot.tree.link_names) > 10
 
 
+def test_actuator_limits_in_increments(panda_data):
+    """Leborne Table III style: motor-side limits given in encoder increments."""
+    panda_data["defaults"] = {"actuator": {"encoder": {"increments_per_turn": 6, "zero": 100},
+                                           "limits": {"position": [100, 20950],
+                                                      "velocity": 2000, "acceleration": 20000,
+                                                      "unit": "increments"}}}
+    robot = robot_from_mapping(panda_data)
+    lim = robot.actuator_limits
+    np.testing.assert_allclose(lim.lower, 0.0)
+    np.testing.assert_allclose(lim.upper, 20850 * 2 * np.pi / 6)
+    np.testing.assert_allclose(lim.velocity, 2000 * 2 * np.pi / 6)
+    np.testing.assert_allclose(lim.acceleration, 20000 * 2 * np.pi / 6)
+    trans = robot.transmission
+    q_m = np.array([[0.0, 1.0, -2.0, 3.0, 0.5, 0.25, 10.0]])
+    np.testing.assert_allclose(trans.to_increments(q_m)[0, :2], [100, 100 + 6 / (2 * np.pi)])
+    np.testing.assert_allclose(trans.from_increments(trans.to_increments(q_m)), q_m)
+    np.testing.assert_allclose(trans.to_increments(q_m, derivative=True)[0, 1], 6 / (2 * np.pi))
+    assert np.all(np.isinf(dynid.load_robot("panda").actuator_limits.velocity))
+    with pytest.raises(dynid.ModelError, match="the actuators have no encoder resolution"):
+        dynid.load_robot("panda").transmission.to_increments(q_m)
+
+
 def test_defaults_merge_into_joints(panda_data):
     data = panda_data
     data["defaults"] = {"friction": {"offset": 0.1}}
@@ -134,8 +156,17 @@ BAD = [
                                                     r"value ≥ 0"),
     ("joints/joint1/actuator/torque_constant", -0.1, r"joints.joint1.actuator.torque_constant:"
                                                      r" expected a value > 0"),
-    ("joints/joint1/actuator/torque_constant", 0.1, r"torque constants are given for some "
-                                                    r"actuators but not for \['joint2'"),
+    ("joints/joint1/actuator/torque_constant", 0.1, r"joints.joint2.actuator.torque_constant: "
+                                                    r"given for some actuators but not for "
+                                                    r"\['joint2'"),
+    ("joints/joint1/actuator/encoder", {"increments_per_turn": 6}, r"joints.joint2.actuator."
+                                                                   r"encoder: given for some"),
+    ("joints/joint1/actuator/encoder", {"zero": 6}, r"joints.joint1.actuator.encoder: missing "
+                                                    r"required key 'increments_per_turn'"),
+    ("joints/joint1/actuator/limits", {"position": [0, 10], "unit": "increments"},
+     r"joints.joint1.actuator.limits.unit: limits in increments need the actuator's encoder"),
+    ("joints/joint1/actuator/limits", {"velocity": 1, "unit": "deg"},
+     r"joints.joint1.actuator.limits.unit: expected one of \['si', 'increments'\]"),
     ("joints/joint1/limits/position", [1, -1], r"joints.joint1.limits.position: expected "
                                                r"\[lower, upper\] with lower < upper"),
     ("joints/joint1/limits/position", [1, 2, 3], r"limits.position: expected a list of 2"),

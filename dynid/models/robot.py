@@ -63,6 +63,9 @@ class Robot:
         One of :data:`OUTPUTS`.
     limits
         Limits of the basis coordinates (default: the tree's position limits).
+    actuator_limits
+        Limits of the actuator coordinates, SI units on the motor side (rad, rad/s, rad/s²,
+        N·m); default: none.
     """
 
     tree: Tree
@@ -72,6 +75,7 @@ class Robot:
     terms: tuple[Term, ...] = ()
     output: str = "joint_torque"
     limits: Limits | None = None
+    actuator_limits: Limits | None = None
     parameters: ParameterSet = field(init=False)
     term_columns: tuple[np.ndarray, ...] = field(init=False, repr=False)
 
@@ -114,6 +118,16 @@ class Robot:
             if lo is not None:
                 lim = replace(lim, lower=lo, upper=hi)
             set_(self, "limits", lim)
+        if self.actuator_limits is None:
+            set_(self, "actuator_limits", Limits.unbounded(n))
+        for label, lim in (("limits", self.limits), ("actuator_limits", self.actuator_limits)):
+            for key in ("lower", "upper", "velocity", "acceleration", "effort"):
+                if np.shape(getattr(lim, key)) != (n,):
+                    raise ModelError(f"{label}.{key}: expected {n} values, found shape "
+                                     f"{np.shape(getattr(lim, key))}")
+            if np.any(lim.lower >= lim.upper):
+                raise ModelError(f"{label}: every lower position limit must be below the upper "
+                                 f"one, found {lim.lower} and {lim.upper}")
 
     # Shapes and names ------------------------------------------------------------------------
     @property
@@ -154,7 +168,7 @@ class Robot:
 
     def _copy(self, **changes) -> Robot:
         kw = {k: getattr(self, k) for k in ("tree", "name", "closure", "transmission", "terms",
-                                             "output", "limits")}
+                                             "output", "limits", "actuator_limits")}
         kw.update(changes)
         return Robot(**kw)
 

@@ -23,7 +23,12 @@ The format (every key is checked; an unknown, missing or malformed one raises
         limits: {position: [-2.9, 2.9], velocity: 2.175, acceleration: 15, effort: 87}
         friction: {viscous: 0.1, coulomb: 0.5, offset: 0.0, smoothing: 0.01}
         actuator: {name: motor1, ratio: 100, rotor_inertia: 1.0e-5, viscous: 1.0e-5,
-                   coulomb: 1.0e-3, torque_constant: 0.1, smoothing: 0.0}
+                   coulomb: 1.0e-3, torque_constant: 0.1, smoothing: 0.0,
+                   encoder: {increments_per_turn: 4096, zero: 0},
+                   limits: {position: [-200000, 200000], velocity: 3.0e5, unit: increments}}
+
+Joint limits are in rad (m), rad/s, rad/s² and N·m (N); actuator limits are on the motor side,
+in rad, rad/s, rad/s² and N·m, or in encoder increments with ``unit: increments``.
 
 Numbers may be written as expressions of ``pi`` and ``deg`` (π/180): ``-pi/2``, ``30*deg``.
 Friction and actuator quantities that are given get a parameter (with the value as prior); those
@@ -54,10 +59,11 @@ _ROW = {"modified_dh": ("joint", "link", "type", "d", "r", "alpha", "theta", "ga
                         "parent"),
         "dh": ("joint", "link", "type", "a", "d", "alpha", "theta")}
 _JOINT = ("limits", "friction", "actuator")
-_LIMITS = ("position", "velocity", "acceleration", "effort")
+_LIMITS = ("position", "velocity", "acceleration", "effort", "unit")
+_ENCODER = ("increments_per_turn", "zero")
 _FRICTION = ("viscous", "coulomb", "offset", "smoothing")
 _ACTUATOR = ("name", "ratio", "rotor_inertia", "viscous", "coulomb", "torque_constant",
-             "smoothing")
+             "smoothing", "encoder", "limits")
 
 
 def load_robot_file(path: str | Path) -> Robot:
@@ -85,44 +91,40 @@ def robot_from_mapping(data: object, *, base_dir: str | Path = ".",
     tree = _tree(top["kinematics"], Path(base_dir), links, gravity)
     entries = _joint_entries(top, tree)
 
-    terms, drives, motors, constants = [], [], [], []
+    terms, drives, motors, constants, encoders = [], [], [], [], []
+    joint_limits, motor_limits = [], []
     lower, upper = tree.position_limits()
-    limits = {k: np.full(tree.n, np.inf) for k in ("velocity", "acceleration", "effort")}
-    limits["velocity"][:] = [tree.model.velocityLimit[tree.model.joints[j + 1].idx_v]
-                             for j in range(tree.n)]
-    limits["effort"][:] = [tree.model.effortLimit[tree.model.joints[j + 1].idx_v]
-                           for j in range(tree.n)]
     for j, joint in enumerate(tree.joint_names):
         entry, path = entries[joint], f"joints.{joint}"
-        linear = tree.joint_types[j] == "prismatic"
-        lim = S.mapping(entry.get("limits"), f"{path}.limits", _LIMITS)
-        if "position" in lim:
-            lower[j], upper[j] = S.numbers(lim["position"], f"{path}.limits.position", 2,
-                                           finite=False)
-            if not lower[j] < upper[j]:
-                raise S.fail(f"{path}.limits.position",
-                             f"expected [lower, upper] with lower < upper, found "
-                             f"[{lower[j]}, {upper[j]}]")
-        for key in ("velocity", "acceleration", "effort"):
-            if key in lim:
-                limits[key][j] = S.number(lim[key], f"{path}.limits.{key}", positive=True,
-                                          finite=False)
+        idx_v = tree.model.joints[j + 1].idx_v
+        joint_limits.append(_limits(entry.get("limits"), f"{path}.limits",
+                                    (lower[j], upper[j], tree.model.velocityLimit[idx_v],
+                                     np.inf, tree.model.effortLimit[idx_v])))
         if entry.get("friction") is not None:
             fr = S.mapping(entry["friction"], f"{path}.friction", _FRICTION)
             values = {k: S.number(fr[k], f"{path}.friction.{k}", nonnegative=k != "offset")
                       for k in fr}
-            terms.append(joint_friction(joint, j, linear=linear, viscous=values.get("viscous"),
+            terms.append(joint_friction(joint, j, linear=tree.joint_types[j] == "prismatic",
+                                        viscous=values.get("viscous"),
                                         coulomb=values.get("coulomb"),
                                         offset=values.get("offset"),
                                         smoothing=values.get("smoothing", 0.0)))
         act = S.mapping(entry.get("actuator"), f"{path}.actuator", _ACTUATOR)
-        motor = S.text(act.get("name", f"motor{j + 1}"), f"{path}.actuator.name")
-        drives.append(Gear(S.number(act.get("ratio", 1.0), f"{path}.actuator.ratio",
-                                    nonzero=True)))
+        path += ".actuator"
+        motor = S.text(act.get("name", f"motor{j + 1}"), f"{path}.name")
+        drives.append(Gear(S.number(act.get("ratio", 1.0), f"{path}.ratio", nonzero=True)))
         motors.append(motor)
-        constants.append(S.number(act["torque_constant"], f"{path}.actuator.torque_constant",
+        constants.append(S.number(act["torque_constant"], f"{path}.torque_constant",
                                   positive=True) if "torque_constant" in act else None)
-        values = {k: S.number(act[k], f"{path}.actuator.{k}", nonnegative=True)
+        enc = S.mapping(act.get("encoder"), f"{path}.encoder", _ENCODER,
+                        required=("increments_per_turn",) if "encoder" in act else ())
+        encoders.append((S.number(enc["increments_per_turn"],
+                                  f"{path}.encoder.increments_per_turn", positive=True),
+                         S.number(enc.get("zero", 0.0), f"{path}.encoder.zero"))
+                        if enc else None)
+        motor_limits.append(_limits(act.get("limits"), f"{path}.limits",
+                                    (-np.inf, np.inf, np.inf, np.inf, np.inf), encoders[-1]))
+        values = {k: S.number(act[k], f"{path}.{k}", nonnegative=True)
                   for k in ("rotor_inertia", "viscous", "coulomb", "smoothing") if k in act}
         if set(values) - {"smoothing"}:
             terms.append(motor_dynamics(motor, j, inertia=values.get("rotor_inertia"),
@@ -131,16 +133,49 @@ def robot_from_mapping(data: object, *, base_dir: str | Path = ".",
                                         smoothing=values.get("smoothing", 0.0)))
     if len(set(motors)) != len(motors):
         raise ModelError(f"joints.*.actuator.name: actuator names must be unique, found {motors}")
-    given = [c is not None for c in constants]
+    kw = {"torque_constants": _all_or_none(constants, tree, "torque_constant")}
+    encoders = _all_or_none(encoders, tree, "encoder")
+    if encoders is not None:
+        kw["increments_per_turn"], kw["zero_increments"] = zip(*encoders, strict=True)
+    transmission = Transmission(drives, motors, **kw)
+    return Robot(tree, name=name, transmission=transmission, terms=tuple(terms), output=output,
+                 limits=Limits(*map(np.array, zip(*joint_limits, strict=True))),
+                 actuator_limits=Limits(*map(np.array, zip(*motor_limits, strict=True))))
+
+
+def _all_or_none(values: list, tree: Tree, key: str) -> list | None:
+    given = [v is not None for v in values]
     if any(given) and not all(given):
         missing = [j for j, g in zip(tree.joint_names, given, strict=True) if not g]
-        raise ModelError(f"joints.{missing[0]}.actuator.torque_constant: torque constants are "
-                         f"given for some actuators but not for {missing}; give all or none")
-    transmission = Transmission(drives, motors,
-                                torque_constants=constants if all(given) else None)
-    limits = Limits(lower, upper, limits["velocity"], limits["acceleration"], limits["effort"])
-    return Robot(tree, name=name, transmission=transmission, terms=tuple(terms), output=output,
-                 limits=limits)
+        raise ModelError(f"joints.{missing[0]}.actuator.{key}: given for some actuators but "
+                         f"not for {missing}; give all or none")
+    return values if all(given) else None
+
+
+def _limits(value: object, path: str, defaults: tuple[float, ...],
+            encoder: tuple[float, float] | None = None) -> tuple[float, ...]:
+    """(lower, upper, velocity, acceleration, effort) of one coordinate, in SI units.
+
+    Actuator limits may be given in encoder increments (``unit: increments``)."""
+    lim = S.mapping(value, path, _LIMITS)
+    lower, upper, velocity, acceleration, effort = defaults
+    scale, zero = 1.0, 0.0
+    if S.text(lim.get("unit", "si"), f"{path}.unit", ("si", "increments")) == "increments":
+        if encoder is None:
+            raise S.fail(f"{path}.unit", "limits in increments need the actuator's encoder "
+                                         "(encoder: {increments_per_turn: ...})")
+        scale, zero = 2 * np.pi / encoder[0], encoder[1]
+    if "position" in lim:
+        lo, hi = S.numbers(lim["position"], f"{path}.position", 2, finite=False)
+        if not lo < hi:
+            raise S.fail(f"{path}.position", f"expected [lower, upper] with lower < upper, "
+                                             f"found [{lo}, {hi}]")
+        lower, upper = (lo - zero) * scale, (hi - zero) * scale
+    rates = {k: S.number(lim[k], f"{path}.{k}", positive=True, finite=False)
+             for k in ("velocity", "acceleration", "effort") if k in lim}
+    velocity = rates.get("velocity", velocity / scale) * scale
+    acceleration = rates.get("acceleration", acceleration / scale) * scale
+    return lower, upper, velocity, acceleration, rates.get("effort", effort)
 
 
 def _links(value: object) -> dict[str, LinkInertia]:

@@ -67,11 +67,16 @@ class Transmission:
     torque_constants
         Motor torque constants ``k_T`` (N·m/A) per actuator, or ``None`` when unknown; needed
         to output motor current ``i = τ_m / k_T``.
+    increments_per_turn, zero_increments
+        Encoder resolution (increments per motor turn) and the reading at ``q_m = 0``, per
+        actuator, for positions the drives report in increments (default: none).
     """
 
     def __init__(self, drives: Sequence[Drive], names: Sequence[str], *,
                  coupling: np.ndarray | None = None,
-                 torque_constants: Sequence[float] | None = None):
+                 torque_constants: Sequence[float] | None = None,
+                 increments_per_turn: Sequence[float] | None = None,
+                 zero_increments: Sequence[float] | None = None):
         self.drives = tuple(drives)
         self.names = tuple(names)
         n = len(self.drives)
@@ -98,6 +103,17 @@ class Transmission:
                 raise ModelError(f"torque constants: expected {n} finite non-zero values, "
                                  f"found {kt}")
             self.torque_constants = kt
+        self.increments_per_turn = self.zero_increments = None
+        if increments_per_turn is not None:
+            res = np.asarray(increments_per_turn, dtype=float)
+            zero = np.zeros(n) if zero_increments is None else np.asarray(zero_increments, float)
+            if res.shape != (n,) or np.any(~np.isfinite(res)) or np.any(res <= 0):
+                raise ModelError(f"encoder increments per turn: expected {n} values > 0, "
+                                 f"found {res}")
+            if zero.shape != (n,) or np.any(~np.isfinite(zero)):
+                raise ModelError(f"encoder zero increments: expected {n} finite values, "
+                                 f"found {zero}")
+            self.increments_per_turn, self.zero_increments = res, zero
 
     @classmethod
     def direct(cls, names: Sequence[str]) -> Transmission:
@@ -112,6 +128,24 @@ class Transmission:
     def is_direct(self) -> bool:
         return self.coupling is None and all(
             isinstance(d, Gear) and d.ratio == 1.0 for d in self.drives)
+
+    # Encoder units -----------------------------------------------------------------------
+    def _encoder(self) -> np.ndarray:
+        if self.increments_per_turn is None:
+            raise ModelError("the actuators have no encoder resolution; give "
+                             "actuator.encoder.increments_per_turn in the robot file")
+        return self.increments_per_turn / (2 * np.pi)
+
+    def to_increments(self, q_m: np.ndarray, *, derivative: bool = False) -> np.ndarray:
+        """Actuator positions in rad (N, n) as encoder increments; velocities and
+        accelerations (``derivative=True``) are scaled without the zero offset."""
+        scaled = np.asarray(q_m, dtype=float) * self._encoder()
+        return scaled if derivative else scaled + self.zero_increments
+
+    def from_increments(self, counts: np.ndarray, *, derivative: bool = False) -> np.ndarray:
+        """Encoder increments (N, n) as actuator positions in rad (see :meth:`to_increments`)."""
+        counts = np.asarray(counts, dtype=float)
+        return (counts if derivative else counts - self.zero_increments) / self._encoder()
 
     # Kinematics --------------------------------------------------------------------------
     def _drive_state(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
