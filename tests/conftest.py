@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -11,7 +12,8 @@ import pytest
 import dynid
 
 DATA = Path(__file__).parent / "data"
-DATASETS = Path(__file__).resolve().parents[2] / "shared" / "datasets"
+DATASETS = Path(os.environ.get("DYNID_DATASETS",
+                               Path(__file__).resolve().parents[2] / "shared" / "datasets"))
 
 
 def dataset(name: str) -> Path:
