@@ -1,13 +1,17 @@
 """What the robot is: description, parameters, mechanism maps, regressor and base parameters."""
 
 from .base import BaseParameters, base_parameters, random_states
-from .closures import Closure, IdentityClosure
+from .closures import Closure, IdentityClosure, LinearClosure, NonlinearClosure
+from .cuts import Cut
 from .dh import DHJoint, LinkInertia, build_tree
+from .levers import LeverScrew, screw_dynamics
 from .library import embedded_robots, load_robot, random_robot
+from .loops import LoopClosure
 from .parameters import LINK_KINDS, Parameter, ParameterSet
 from .regressor import Regressor
 from .robot import OUTPUTS, Limits, Robot
 from .robotfile import load_robot_file, robot_from_mapping
+from .springs import CableTorque, LinearSpring, TorsionalSpring
 from .terms import CoordinateTerm, Term, joint_friction, motor_dynamics
 from .transmissions import Drive, Gear, Transmission
 from .tree import Tree
@@ -16,19 +20,27 @@ __all__ = [
     "LINK_KINDS",
     "OUTPUTS",
     "BaseParameters",
+    "CableTorque",
     "Closure",
     "CoordinateTerm",
+    "Cut",
     "DHJoint",
     "Drive",
     "Gear",
     "IdentityClosure",
+    "LeverScrew",
     "Limits",
+    "LinearClosure",
+    "LinearSpring",
     "LinkInertia",
+    "LoopClosure",
+    "NonlinearClosure",
     "Parameter",
     "ParameterSet",
     "Regressor",
     "Robot",
     "Term",
+    "TorsionalSpring",
     "Transmission",
     "Tree",
     "base_parameters",
@@ -41,4 +53,5 @@ __all__ = [
     "random_robot",
     "random_states",
     "robot_from_mapping",
+    "screw_dynamics",
 ]

@@ -30,6 +30,11 @@ The format (every key is checked; an unknown, missing or malformed one raises
 Joint limits are in rad (m), rad/s, rad/s² and N·m (N); actuator limits are on the motor side,
 in rad, rad/s, rad/s² and N·m, or in encoder increments with ``unit: increments``.
 
+Mechanisms (extra frames, ``closure``, ``transmission.coupling``, ``springs``, ``cables`` and the
+lever actuator ``actuator.lever`` / ``actuator.screw``) are described in
+:mod:`dynid.models._mechanisms`. With a closure, ``joints`` names every basis coordinate, and may
+give ``friction`` to passive tree joints.
+
 Numbers may be written as expressions of ``pi`` and ``deg`` (π/180): ``-pi/2``, ``30*deg``.
 Friction and actuator quantities that are given get a parameter (with the value as prior); those
 left out are not modelled.
@@ -44,17 +49,19 @@ import numpy as np
 import yaml
 
 from ..errors import ModelError
+from . import _mechanisms as M
 from . import _schema as S
 from .dh import DHJoint, LinkInertia, build_tree
 from .robot import OUTPUTS, Limits, Robot
 from .terms import joint_friction, motor_dynamics
-from .transmissions import Gear, Transmission
+from .transmissions import Transmission
 from .tree import Tree
 
 __all__ = ["load_robot_file", "robot_from_mapping"]
 
-_TOP = ("name", "description", "gravity", "output", "kinematics", "links", "joints", "defaults")
-_KIN = ("urdf", "modified_dh", "dh", "tool", "locked")
+_TOP = ("name", "description", "gravity", "output", "kinematics", "links", "joints", "defaults",
+        "closure", "transmission", "springs", "cables")
+_KIN = ("urdf", "modified_dh", "dh", "tool", "locked", "frames")
 _ROW = {"modified_dh": ("joint", "link", "type", "d", "r", "alpha", "theta", "gamma", "b",
                         "parent"),
         "dh": ("joint", "link", "type", "a", "d", "alpha", "theta")}
@@ -63,7 +70,7 @@ _LIMITS = ("position", "velocity", "acceleration", "effort", "unit")
 _ENCODER = ("increments_per_turn", "zero")
 _FRICTION = ("viscous", "coulomb", "offset", "smoothing")
 _ACTUATOR = ("name", "ratio", "rotor_inertia", "viscous", "coulomb", "torque_constant",
-             "smoothing", "encoder", "limits")
+             "smoothing", "encoder", "limits", "lever", "screw")
 
 
 def load_robot_file(path: str | Path) -> Robot:
@@ -89,30 +96,30 @@ def robot_from_mapping(data: object, *, base_dir: str | Path = ".",
     output = S.text(top.get("output", "joint_torque"), "output", OUTPUTS)
     links = _links(top.get("links"))
     tree = _tree(top["kinematics"], Path(base_dir), links, gravity)
-    entries = _joint_entries(top, tree)
+    M.add_frames(S.mapping(top["kinematics"], "kinematics", _KIN).get("frames"), tree)
+    closure = M.closure(top.get("closure"), tree)
+    basis = closure.basis_names
+    entries = _joint_entries(top, tree, basis)
 
     terms, drives, motors, constants, encoders = [], [], [], [], []
     joint_limits, motor_limits = [], []
     lower, upper = tree.position_limits()
-    for j, joint in enumerate(tree.joint_names):
+    for j, joint in enumerate(basis):
         entry, path = entries[joint], f"joints.{joint}"
-        idx_v = tree.model.joints[j + 1].idx_v
-        joint_limits.append(_limits(entry.get("limits"), f"{path}.limits",
-                                    (lower[j], upper[j], tree.model.velocityLimit[idx_v],
-                                     np.inf, tree.model.effortLimit[idx_v])))
-        if entry.get("friction") is not None:
-            fr = S.mapping(entry["friction"], f"{path}.friction", _FRICTION)
-            values = {k: S.number(fr[k], f"{path}.friction.{k}", nonnegative=k != "offset")
-                      for k in fr}
-            terms.append(joint_friction(joint, j, linear=tree.joint_types[j] == "prismatic",
-                                        viscous=values.get("viscous"),
-                                        coulomb=values.get("coulomb"),
-                                        offset=values.get("offset"),
-                                        smoothing=values.get("smoothing", 0.0)))
+        t = tree.joint_names.index(joint) if joint in tree.joint_names else None
+        defaults = (-np.inf, np.inf, np.inf, np.inf, np.inf)
+        if t is not None and closure.is_identity:
+            idx_v = tree.model.joints[t + 1].idx_v
+            defaults = (lower[t], upper[t], tree.model.velocityLimit[idx_v], np.inf,
+                        tree.model.effortLimit[idx_v])
+        joint_limits.append(_limits(entry.get("limits"), f"{path}.limits", defaults))
+        prismatic = t is not None and tree.joint_types[t] == "prismatic"
+        _friction(entry, path, joint, j, "basis", prismatic, terms)
         act = S.mapping(entry.get("actuator"), f"{path}.actuator", _ACTUATOR)
         path += ".actuator"
         motor = S.text(act.get("name", f"motor{j + 1}"), f"{path}.name")
-        drives.append(Gear(S.number(act.get("ratio", 1.0), f"{path}.ratio", nonzero=True)))
+        ratio = S.number(act.get("ratio", 1.0), f"{path}.ratio", nonzero=True)
+        drives.append(M.drive(act, path, joint_limits[-1][:2], ratio))
         motors.append(motor)
         constants.append(S.number(act["torque_constant"], f"{path}.torque_constant",
                                   positive=True) if "torque_constant" in act else None)
@@ -131,22 +138,60 @@ def robot_from_mapping(data: object, *, base_dir: str | Path = ".",
                                         viscous=values.get("viscous"),
                                         coulomb=values.get("coulomb"),
                                         smoothing=values.get("smoothing", 0.0)))
+        screw = M.screw_term(act, path, motor, j, drives[-1], values.get("smoothing", 0.0))
+        if screw is not None:
+            terms.append(screw)
+    for joint, entry in entries.items():
+        if joint not in basis:
+            t = tree.joint_names.index(joint)
+            _friction(entry, f"joints.{joint}", joint, t, "tree",
+                      tree.joint_types[t] == "prismatic", terms)
     if len(set(motors)) != len(motors):
         raise ModelError(f"joints.*.actuator.name: actuator names must be unique, found {motors}")
-    kw = {"torque_constants": _all_or_none(constants, tree, "torque_constant")}
-    encoders = _all_or_none(encoders, tree, "encoder")
+    kw = {"torque_constants": _all_or_none(constants, basis, "torque_constant"),
+          "coupling": M.coupling(top.get("transmission"), len(basis))}
+    encoders = _all_or_none(encoders, basis, "encoder")
     if encoders is not None:
         kw["increments_per_turn"], kw["zero_increments"] = zip(*encoders, strict=True)
-    transmission = Transmission(drives, motors, **kw)
-    return Robot(tree, name=name, transmission=transmission, terms=tuple(terms), output=output,
-                 limits=Limits(*map(np.array, zip(*joint_limits, strict=True))),
-                 actuator_limits=Limits(*map(np.array, zip(*motor_limits, strict=True))))
+    try:
+        transmission = Transmission(drives, motors, **kw)
+    except ModelError as exc:
+        raise S.fail("transmission", str(exc)) from None
+    terms += M.springs_and_cables(top, basis, tree)
+    robot = Robot(tree, name=name, closure=closure, transmission=transmission,
+                  terms=tuple(terms), output=output,
+                  limits=Limits(*map(np.array, zip(*joint_limits, strict=True))),
+                  actuator_limits=Limits(*map(np.array, zip(*motor_limits, strict=True))))
+    if closure.cuts:
+        closure.check(tree, _sample_positions(robot))
+    return robot
 
 
-def _all_or_none(values: list, tree: Tree, key: str) -> list | None:
+def _sample_positions(robot: Robot, n: int = 8) -> np.ndarray:
+    """A few basis positions spread over the limits (±1 where unbounded), to check cuts."""
+    lim = robot.limits
+    lo = np.where(np.isfinite(lim.lower), lim.lower, -1.0)
+    hi = np.where(np.isfinite(lim.upper), lim.upper, 1.0)
+    return lo + (hi - lo) * np.random.default_rng(0).uniform(0.05, 0.95, (n, robot.n))
+
+
+def _friction(entry: dict, path: str, joint: str, row: int, space: str, prismatic: bool,
+              terms: list) -> None:
+    if entry.get("friction") is None:
+        return
+    fr = S.mapping(entry["friction"], f"{path}.friction", _FRICTION)
+    values = {k: S.number(fr[k], f"{path}.friction.{k}", nonnegative=k != "offset")
+              for k in fr}
+    terms.append(joint_friction(joint, row, space=space, linear=prismatic,
+                                viscous=values.get("viscous"), coulomb=values.get("coulomb"),
+                                offset=values.get("offset"),
+                                smoothing=values.get("smoothing", 0.0)))
+
+
+def _all_or_none(values: list, names: tuple[str, ...], key: str) -> list | None:
     given = [v is not None for v in values]
     if any(given) and not all(given):
-        missing = [j for j, g in zip(tree.joint_names, given, strict=True) if not g]
+        missing = [j for j, g in zip(names, given, strict=True) if not g]
         raise ModelError(f"joints.{missing[0]}.actuator.{key}: given for some actuators but "
                          f"not for {missing}; give all or none")
     return values if all(given) else None
@@ -254,22 +299,31 @@ def _dh_row(value: object, path: str, source: str) -> DHJoint:
     return DHJoint(**kw)
 
 
-def _joint_entries(top: Mapping, tree: Tree) -> dict[str, dict]:
+def _joint_entries(top: Mapping, tree: Tree, basis: tuple[str, ...]) -> dict[str, dict]:
+    """Entries per basis coordinate (all of them), and per passive tree joint (friction only,
+    only those given)."""
     defaults = S.mapping(top.get("defaults"), "defaults", _JOINT)
     joints = S.mapping(top.get("joints"), "joints", S.ANY)
+    passive = [j for j in tree.joint_names if j not in basis]
     if "joints" in top:
-        names = list(tree.joint_names)
-        extra = [j for j in joints if j not in names]
+        names = list(basis)
+        extra = [j for j in joints if j not in names and j not in passive]
         if extra:
             raise S.fail(f"joints.{extra[0]}", f"no such joint in the kinematics; joints are "
-                                               f"{names}")
+                                               f"{names + passive}")
         missing = [j for j in names if j not in joints]
         if missing:
             raise S.fail("joints", f"joints {missing} are missing; name every joint (an empty "
                                    "entry {} takes the defaults)")
     out = {}
-    for joint in tree.joint_names:
+    for joint in [*basis, *(j for j in passive if j in joints)]:
         entry = S.mapping(joints.get(joint), f"joints.{joint}", _JOINT)
+        if joint in passive:
+            if set(entry) - {"friction"}:
+                raise S.fail(f"joints.{joint}.{sorted(set(entry) - {'friction'})[0]}",
+                             "a passive tree joint (moved by the closure) takes friction only")
+            out[joint] = entry
+            continue
         merged = dict(defaults)
         for key, value in entry.items():
             merged[key] = ({**S.mapping(defaults[key], f"defaults.{key}", S.ANY),

@@ -64,11 +64,17 @@ class CoordinateTerm(Term):
         True for a prismatic coordinate (units in N rather than N·m).
     smoothing
         Velocity below which the Coulomb sign is smoothed (0: exact sign).
+    scales, units
+        Optional constant factor of a quantity's column and its parameter's unit, for
+        quantities that act on the coordinate through a constant ratio (the translating mass
+        of a ball screw, seen from its motor).
     """
 
     def __init__(self, owner: str, row: int, space: str,
                  priors: Mapping[str, tuple[str, float]], *,
-                 linear: bool = False, smoothing: float = 0.0):
+                 linear: bool = False, smoothing: float = 0.0,
+                 scales: Mapping[str, float] | None = None,
+                 units: Mapping[str, str] | None = None):
         if space not in SPACES:
             raise ModelError(f"term {owner}: space must be one of {SPACES}, found {space!r}")
         if not smoothing >= 0:
@@ -76,9 +82,14 @@ class CoordinateTerm(Term):
         self.owner, self.space, self.rows = owner, space, (row,)
         self.smoothing = float(smoothing)
         self._sources: list[str] = []
+        self._scales: list[float] = []
+        scales, units = dict(scales or {}), dict(units or {})
         params = []
         for quantity, (kind, prior) in priors.items():
             source, rot_unit, lin_unit, low = _COLUMNS[quantity]
+            if quantity in units:
+                rot_unit = lin_unit = units[quantity]
+            self._scales.append(float(scales.get(quantity, 1.0)))
             group = "friction" if quantity != "inertia" and space != "actuator" else "actuator"
             if prior < low:
                 raise ModelError(f"{owner}.{kind}: the {quantity} prior must be ≥ 0, "
@@ -115,6 +126,8 @@ class CoordinateBlock:
         self._tanh = np.flatnonzero((sources == "sign") & (smoothing > 0))
         self._one = np.flatnonzero(sources == "one")
         self._smoothing = smoothing[self._tanh]
+        scales = np.array([s for t in terms for s in t._scales])
+        self._scale = None if np.all(scales == 1.0) else scales
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -128,6 +141,8 @@ class CoordinateBlock:
         out[:, self._sign] = np.sign(xd[:, rows[self._sign]])
         out[:, self._tanh] = np.tanh(xd[:, rows[self._tanh]] / self._smoothing)
         out[:, self._one] = 1.0
+        if self._scale is not None:
+            out *= self._scale
         return out
 
 

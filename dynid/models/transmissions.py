@@ -5,8 +5,9 @@ per basis coordinate followed by a constant coupling matrix::
 
     q_m = C g(q),   g(q) = (g_1(q_1), …, g_n(q_n)),   K = ∂μ/∂q = C diag(g′(q))
 
-``g_j`` is a gear ratio (``g = r q``), or a nonlinear drive such as a ball-screw and lever;
-``C`` is the identity, or a tendon coupling matrix. With a square, invertible ``K``, power
+``g_j`` is a gear ratio (``g = r q``), or a nonlinear drive such as a ball-screw and lever
+(:class:`~dynid.models.levers.LeverScrew`); ``C`` is the identity, or a tendon coupling matrix
+(the dVRK wrists, the Stäubli TX40's joints 5–6). With a square, invertible ``K``, power
 balance ``τ_mᵀ v_m = τᵀ v`` gives the actuator-side force ``τ_m = K⁻ᵀ τ`` (:meth:`to_actuator`)
 and, the other way, the joint-side force of actuator terms ``τ = Kᵀ τ_m`` (:meth:`to_basis`).
 """
@@ -33,6 +34,11 @@ class Drive(ABC):
     @abstractmethod
     def inverse(self, g: np.ndarray) -> np.ndarray:
         """Positions ``q`` (N,) with ``g(q) = g``."""
+
+    def check_range(self, lower: float, upper: float, label: str) -> None:
+        """Raise :class:`~dynid.errors.ModelError` when the drive cannot move the coordinate
+        somewhere in ``[lower, upper]`` (``g′ = 0``); gears always can."""
+        return None
 
 
 class Gear(Drive):
@@ -185,6 +191,17 @@ class Transmission:
         _, gp, _ = self._drive_state(q)
         K = gp[:, None, :] * np.eye(self.n)
         return K if self.coupling is None else self.coupling @ K
+
+    def current_gain(self, q: np.ndarray) -> np.ndarray:
+        """Joint-side torque per ampere, ``K(q)ᵀ diag(k_T)`` (N, n, n): ``τ = K(q)ᵀ k_T i``.
+
+        For a lever actuator the diagonal entry is ``k_T (2π r / p) l_2 sin α``, the
+        configuration-dependent gain of Leborne (9); for a gear it is ``k_T r``.
+        """
+        if self.torque_constants is None:
+            raise ModelError("current gain: the actuators have no torque constants; give "
+                             "actuator torque_constant values")
+        return np.swapaxes(self.jacobian(q), 1, 2) * self.torque_constants[None, None, :]
 
     # Forces ------------------------------------------------------------------------------
     def to_actuator(self, rows: np.ndarray, gp: np.ndarray) -> np.ndarray:

@@ -1,0 +1,157 @@
+"""Independent checks of mechanism models: energy balance, finite differences, cut frames.
+
+The power balance ``y·q̇_m = d/dt(T + V + V_springs) + P_friction`` is evaluated with
+
+* ``T`` and ``V`` of the links from Pinocchio's ``computeKineticEnergy`` and
+  ``computePotentialEnergy`` on the tree, with the inertias set from ``θ``;
+* the kinetic energy of rotors and screws ``½ J ẋ²`` on their own coordinates;
+* spring and cable energies from their geometry, written here;
+* ``d/dt`` by an eighth-order central difference in time along an analytic trajectory.
+
+Nothing here calls the regressor's assembly; only the model output ``y`` comes from it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pinocchio as pin
+
+from dynid.models import Regressor
+from dynid.models.springs import CableTorque, LinearSpring, TorsionalSpring
+from dynid.models.terms import CoordinateTerm
+
+# Eighth-order central difference for the first derivative.
+_STENCIL = np.array([1 / 280, -4 / 105, 1 / 5, -4 / 5, 0.0, 4 / 5, -1 / 5, 4 / 105, -1 / 280])
+
+
+class Trajectory:
+    """``q(t) = c + Σ_h A_h sin(ω_h t + φ_h)`` inside the robot's limits, analytic v and a."""
+
+    def __init__(self, robot, seed: int = 0, fraction: float = 0.35, harmonics: int = 3):
+        rng = np.random.default_rng(seed)
+        lim = robot.limits
+        lo = np.where(np.isfinite(lim.lower), lim.lower, -1.0)
+        hi = np.where(np.isfinite(lim.upper), lim.upper, 1.0)
+        self.center = 0.5 * (lo + hi)
+        amp = fraction * 0.5 * (hi - lo) / harmonics
+        self.amp = amp * rng.uniform(0.5, 1.0, (harmonics, robot.n))
+        self.omega = rng.uniform(1.0, 4.0, (harmonics, 1)) * np.ones((1, robot.n))
+        self.phase = rng.uniform(0, 2 * np.pi, (harmonics, robot.n))
+
+    def __call__(self, t: np.ndarray):
+        t = np.asarray(t, dtype=float)[:, None, None]
+        arg = self.omega * t + self.phase
+        q = self.center + np.sum(self.amp * np.sin(arg), axis=1)
+        v = np.sum(self.amp * self.omega * np.cos(arg), axis=1)
+        a = -np.sum(self.amp * self.omega ** 2 * np.sin(arg), axis=1)
+        return q, v, a
+
+
+def model_with(robot, theta: np.ndarray) -> pin.Model:
+    """A copy of the tree's model with the link inertias of ``theta``."""
+    model = robot.tree.model.copy()
+    for j, link in enumerate(robot.tree.link_names):
+        block = theta[robot.parameters.link_block(link)]
+        model.inertias[j + 1] = pin.Inertia.FromDynamicParameters(block)
+    return model
+
+
+def _spaces(robot, q, v):
+    q_t, v_t, _, _ = robot.closure.tree_state(q, v, np.zeros_like(q))
+    q_m, v_m, _, _ = robot.transmission.actuator_state(q, v, np.zeros_like(q))
+    return {"tree": (q_t, v_t), "basis": (q, v), "actuator": (q_m, v_m)}
+
+
+def _spring_energy(term, x: np.ndarray, k: float) -> np.ndarray:
+    if isinstance(term, TorsionalSpring):
+        return 0.5 * k * (x - term.rest) ** 2
+    if isinstance(term, LinearSpring):
+        # The two attachment points in the joint's plane: one fixed, one turning with x.
+        p1 = np.stack([np.full_like(x, term.a), np.zeros_like(x)], axis=1)
+        ang = x + term.gamma
+        p2 = term.b * np.stack([np.cos(ang), np.sin(ang)], axis=1)
+        length = np.linalg.norm(p2 - p1, axis=1)
+        return 0.5 * k * (length - term.rest_length) ** 2
+    raise TypeError(term)
+
+
+def energy_and_friction(robot, theta, q, v):
+    """Stored energy E (N,) and dissipated power P (N,) at states (N, n)."""
+    model = model_with(robot, theta)
+    data = model.createData()
+    spaces = _spaces(robot, q, v)
+    q_t, v_t = spaces["tree"]
+    cfg = robot.tree.configuration(q_t)
+    E = np.array([pin.computeKineticEnergy(model, data, c, w)
+                  + pin.computePotentialEnergy(model, data, c) for c, w in zip(cfg, v_t,
+                                                                                 strict=True)])
+    P = np.zeros(q.shape[0])
+    value = dict(zip(robot.parameters.names, theta, strict=True))
+    for term in robot.terms:
+        x_all, xd_all = spaces[term.space]
+        x, xd = x_all[:, term.rows[0]], xd_all[:, term.rows[0]]
+        if isinstance(term, CoordinateTerm):
+            for p, source, s in zip(term.parameters, term._sources, term._scales, strict=True):
+                k = value[p.name] * s
+                if source == "a":
+                    E += 0.5 * k * xd ** 2
+                elif source == "v":
+                    P += k * xd ** 2
+                elif source == "sign":
+                    sgn = np.tanh(xd / term.smoothing) if term.smoothing else np.sign(xd)
+                    P += k * sgn * xd
+                else:  # a constant force: its power
+                    P += k * xd
+        elif isinstance(term, CableTorque):
+            for deg, p in enumerate(term.parameters):
+                E += value[p.name] * x ** (deg + 1) / (deg + 1)
+        else:
+            E += _spring_energy(term, x, value[term.parameters[0].name])
+    return E, P
+
+
+def power_balance_error(robot, theta, *, seed: int = 0, n: int = 12, h: float = 1e-3,
+                        fraction: float = 0.35) -> float:
+    """Largest ``|y·q̇_m − dE/dt − P|`` relative to the largest ``|y·q̇_m|`` along a random
+    smooth trajectory, with ``y`` the motor-torque output of the regressor."""
+    robot = robot.with_output("motor_torque")
+    traj = Trajectory(robot, seed, fraction)
+    t = np.linspace(0.1, 3.0, n)
+    q, v, a = traj(t)
+    y = Regressor(robot)(q, v, a) @ theta
+    v_m = robot.transmission.actuator_state(q, v, a)[1]
+    power_in = np.sum(y * v_m, axis=1)
+    offsets = np.arange(-4, 5) * h
+    dE = np.zeros(n)
+    P = None
+    for w, dt in zip(_STENCIL, offsets, strict=True):
+        E, P_k = energy_and_friction(robot, theta, *traj(t + dt)[:2])
+        if dt == 0:
+            P = P_k
+        dE += w * E / h
+    return float(np.abs(power_in - dE - P).max() / np.abs(power_in).max())
+
+
+def finite_difference_closure(closure, q, v, h: float = 1e-5):
+    """``G v`` and ``Ġ v`` of a closure by central differences of its positions along
+    ``q + v t``: first and second derivatives in ``t`` at 0."""
+    f = closure.positions
+    plus, minus, zero = f(q + h * v), f(q - h * v), f(q)
+    return (plus - minus) / (2 * h), (plus - 2 * zero + minus) / h ** 2
+
+
+def cut_distance(robot, q_t: np.ndarray) -> np.ndarray:
+    """For each sample, the largest distance (m) between the two frames of any cut, plus the
+    angle between their z axes for revolute cuts, from Pinocchio's forward kinematics."""
+    model, data = robot.tree.model, robot.tree.model.createData()
+    out = np.zeros(q_t.shape[0])
+    for k, c in enumerate(robot.tree.configuration(q_t)):
+        pin.framesForwardKinematics(model, data, c)
+        for cut in robot.closure.cuts:
+            A = data.oMf[model.getFrameId(cut.frames[0])]
+            B = data.oMf[model.getFrameId(cut.frames[1])]
+            d = np.linalg.norm(A.translation - B.translation)
+            if cut.kind == "revolute":
+                d += np.linalg.norm(np.cross(A.rotation[:, 2], B.rotation[:, 2]))
+            out[k] = max(out[k], d)
+    return out
