@@ -52,7 +52,11 @@ def model_with(robot, theta: np.ndarray) -> pin.Model:
     model = robot.tree.model.copy()
     for j, link in enumerate(robot.tree.link_names):
         block = theta[robot.parameters.link_block(link)]
-        model.inertias[j + 1] = pin.Inertia.FromDynamicParameters(block)
+        if block[0] == 0 and not np.any(block[1:4]):  # a massless link: rotational part only
+            I = block[[4, 5, 7, 5, 6, 8, 7, 8, 9]].reshape(3, 3)
+            model.inertias[j + 1] = pin.Inertia(0.0, np.zeros(3), I)
+        else:
+            model.inertias[j + 1] = pin.Inertia.FromDynamicParameters(block)
     return model
 
 
