@@ -52,9 +52,9 @@ class Regressor:
         self.chunk_size = int(chunk_size)
         self._data = robot.tree.model.createData()
         self.n_links = 10 * robot.tree.n
-        self._spaces = {space: _SpaceTerms(robot, space) for space in SPACES}
-        self._tree_cols = np.concatenate([np.arange(self.n_links),
-                                          self._spaces["tree"].columns])
+        self._spaces = {space: _SpaceTerms(robot, space, local=space == "tree"
+                                           and not robot.closure.is_identity)
+                        for space in SPACES}
         self._act_cols = self._spaces["actuator"].columns
 
     @property
@@ -107,11 +107,19 @@ class Regressor:
         Y = np.empty((N, n, p))
         Y[:, :, self.n_links:] = 0.0
         q_t, v_t, a_t, G = robot.closure.tree_state(q, v, a)
-        tree_rows = Y if G is None else np.zeros((N, robot.tree.n, p))
-        self._links(q_t, v_t, a_t, tree_rows[:, :, :self.n_links])
-        spaces["tree"].add(tree_rows, q_t, v_t, a_t)
-        if G is not None:
-            Y[:, :, self._tree_cols] = robot.closure.project(tree_rows[:, :, self._tree_cols], G)
+        tree = spaces["tree"]
+        if G is None:
+            self._links(q_t, v_t, a_t, Y[:, :, :self.n_links])
+            tree.add(Y, q_t, v_t, a_t)
+        else:
+            # Tree rows only for the columns that live on the tree, then Gᵀ onto the basis.
+            links = np.empty((N, robot.tree.n, self.n_links))
+            self._links(q_t, v_t, a_t, links)
+            Y[:, :, :self.n_links] = robot.closure.project(links, G)
+            if len(tree.columns):
+                rows = np.zeros((N, robot.tree.n, len(tree.columns)))
+                tree.add(rows, q_t, v_t, a_t)
+                Y[:, :, tree.columns] = robot.closure.project(rows, G)
         spaces["basis"].add(Y, q, v, a)
 
         trans, act = robot.transmission, spaces["actuator"]
@@ -139,15 +147,22 @@ class Regressor:
 class _SpaceTerms:
     """The extra terms acting in one space: coordinate terms vectorized, others one by one."""
 
-    def __init__(self, robot: Robot, space: str):
+    def __init__(self, robot: Robot, space: str, *, local: bool = False):
+        """With ``local``, columns are numbered within this space's own block (for terms
+        evaluated in a separate array and projected afterwards); ``columns`` stays global."""
         pairs = [(t, c) for t, c in zip(robot.terms, robot.term_columns, strict=True)
                  if t.space == space]
+        if local and pairs:
+            start = np.cumsum([0] + [len(c) for _, c in pairs])
+            self.columns = np.concatenate([c for _, c in pairs])
+            pairs = [(t, np.arange(start[i], start[i + 1])) for i, (t, _) in enumerate(pairs)]
         coord = [(t, c) for t, c in pairs if isinstance(t, CoordinateTerm)]
         self.block = CoordinateBlock([t for t, _ in coord], [c for _, c in coord])
         self.generic = [(t, slice(c[0], c[-1] + 1)) for t, c in pairs
                         if not isinstance(t, CoordinateTerm)]
-        self.columns = (np.concatenate([c for _, c in pairs]) if pairs
-                        else np.zeros(0, dtype=int))
+        if not (local and pairs):
+            self.columns = (np.concatenate([c for _, c in pairs]) if pairs
+                            else np.zeros(0, dtype=int))
 
     def add(self, out: np.ndarray, x: np.ndarray, xd: np.ndarray, xdd: np.ndarray,
             row_scale: np.ndarray | None = None) -> None:

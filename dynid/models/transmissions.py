@@ -208,11 +208,11 @@ class Transmission:
         """Basis-space rows (N, n, p) to actuator space: ``K⁻ᵀ rows``."""
         out = rows / gp[:, :, None]
         if self.coupling is not None:
-            out = np.einsum("ba,nbp->nap", self._coupling_inv, out, optimize=True)
+            out = np.matmul(self._coupling_inv.T, out)
         return out
 
     def to_basis(self, rows: np.ndarray, gp: np.ndarray) -> np.ndarray:
         """Actuator-space rows (N, n, p) to basis space: ``Kᵀ rows``."""
         if self.coupling is not None:
-            rows = np.einsum("ab,nap->nbp", self.coupling, rows, optimize=True)
+            rows = np.matmul(self.coupling.T, rows)
         return rows * gp[:, :, None]

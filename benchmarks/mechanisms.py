@@ -1,0 +1,85 @@
+"""Speed of the mechanism regressors (dVRK PSM and MTM) and of building them with their base
+parameters.
+
+Prints one ``name: value`` line per figure; ratios are measured side by side in this run.
+Targets: extended / bare Pinocchio regressor time ≤ 3 on the same trees; model build plus base
+parameters under 2 s (the dVRK package's symbolic generation takes about 12 minutes for the
+PSM and 80 for the MTM).
+
+BLAS runs on one thread: the matrices here are small, and a multi-threaded BLAS on a loaded
+machine was seen to make a 600 × 150 pivoted QR hundreds of times slower.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import time
+
+import numpy as np
+import pinocchio as pin
+
+import dynid
+from dynid.models import Regressor, base_parameters, random_states
+
+N = 20_000
+
+
+def best_of(fn, repeat: int = 3) -> float:
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+def measure(name: str) -> None:
+    robot = dynid.load_robot(name)
+    q, v, a = random_states(robot, N, np.random.default_rng(0))
+    reg = Regressor(robot)
+    # The bare regressor runs on the tree states the closure gives, so both see the same trees.
+    q_t, v_t, a_t, _ = robot.closure.tree_state(q, v, a)
+    cfg = robot.tree.configuration(q_t)
+    model, data = robot.tree.model, robot.tree.model.createData()
+
+    def extended():
+        total = 0.0
+        for _, Y in reg.chunks(q, v, a):
+            total += Y[0, 0, 0]
+        return total
+
+    def bare():
+        f = pin.computeJointTorqueRegressor
+        for k in range(N):
+            f(model, data, cfg[k], v_t[k], a_t[k])
+
+    t_ext, t_bare = np.inf, np.inf
+    for _ in range(3):
+        t_ext = min(t_ext, best_of(extended, 1))
+        t_bare = min(t_bare, best_of(bare, 1))
+    short = name.removeprefix("dvrk_")
+    print(f"{short}_extended_regressor_samples_per_s: {N / t_ext:.0f}")
+    print(f"{short}_bare_pinocchio_regressor_samples_per_s: {N / t_bare:.0f}")
+    print(f"{short}_extended_over_bare_time_ratio: {t_ext / t_bare:.3f}")
+    print(f"{short}_tree_joints: {robot.tree.n}")
+    print(f"{short}_parameters: {len(robot.parameters)}")
+
+    def build():
+        return base_parameters(dynid.load_robot(name))
+
+    base = build()
+    print(f"{short}_base_parameters: {base.rank}")
+    print(f"{short}_model_and_base_parameters_s: {best_of(build, 5):.4f}")
+
+
+def main() -> None:
+    for name in ("dvrk_psm", "dvrk_mtm"):
+        measure(name)
+
+
+if __name__ == "__main__":
+    main()
