@@ -165,3 +165,19 @@ def test_screw_without_lever_is_refused():
     del data["joints"]["joint1"]["actuator"]["lever"]
     with pytest.raises(dynid.ModelError, match="screw parameters need a lever"):
         robot_from_mapping(data)
+
+
+def test_lever_velocities_and_accelerations_match_finite_differences(ariane):
+    """q̇_m = K q̇ and q̈_m = K q̈ + K̇ q̇ against central differences of the motor positions along
+    q(t) = q + v t + a t²/2."""
+    q, v, a = random_states(ariane, 20, np.random.default_rng(6))
+    trans, h = ariane.transmission, 1e-4
+
+    def pos(t):
+        x = q + v * t + 0.5 * a * t * t
+        return trans.actuator_state(x, 0 * x, 0 * x)[0]
+
+    _, v_m, a_m, _ = trans.actuator_state(q, v, a)
+    np.testing.assert_allclose(v_m, (pos(h) - pos(-h)) / (2 * h), rtol=1e-7)
+    np.testing.assert_allclose(a_m, (pos(h) - 2 * pos(0) + pos(-h)) / h ** 2,
+                               rtol=1e-5, atol=1e-5 * np.abs(a_m).max())
