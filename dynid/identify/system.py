@@ -6,6 +6,16 @@ not grow with the number of samples::
 
     [R_k  z_k]          [R_{k+1}  z_{k+1}]
     [W    y  ]  = Q  ·  [0        ρ      ]
+
+Two forms:
+
+* :class:`LinearSystem` holds one stack of rows. Rows of a sample with several outputs
+  (m, n, p) can be weighted per output or whitened by a full output covariance as they are added.
+* :class:`JointSystem` keeps each sample's n output rows *side by side*, as one row
+  ``[Y_1 … Y_n  y_1 … y_n]`` of length ``n (p + 1)``. Its factor holds every cross product
+  ``W_iᵀ W_j``, so any per-output weighting or full covariance can be applied afterwards
+  (:meth:`JointSystem.system`), and per-output residuals and their covariance are available for
+  any ``θ`` (:meth:`JointSystem.residual_covariance`), without a second pass over the data.
 """
 
 from __future__ import annotations
@@ -15,7 +25,41 @@ import scipy.linalg
 
 from ..errors import DataError, SolverError
 
-__all__ = ["LinearSystem"]
+__all__ = ["JointSystem", "LinearSystem", "whitening"]
+
+
+def _compress(Rz: np.ndarray, block: np.ndarray) -> np.ndarray:
+    """Triangular factor of ``[Rz; block]``, trimmed to at most as many rows as columns."""
+    stacked = np.vstack([Rz, block])
+    R = scipy.linalg.qr(stacked, mode="r", check_finite=False)[0]
+    return R[:min(R.shape[0], stacked.shape[1])]
+
+
+def whitening(n: int, *, weights: np.ndarray | None = None,
+              covariance: np.ndarray | None = None) -> np.ndarray | None:
+    """Matrix ``T`` (n, n) applied to each sample's outputs and rows: ``diag(weights)``, or
+    ``C⁻¹`` with ``C Cᵀ = covariance`` (so the whitened noise has unit covariance); ``None``
+    for no weighting."""
+    if weights is not None and covariance is not None:
+        raise DataError("give weights or a covariance, not both")
+    if weights is not None:
+        w = np.asarray(weights, dtype=float)
+        if w.shape != (n,) or not np.all(np.isfinite(w)) or np.any(w <= 0):
+            raise DataError(f"weights: expected {n} finite values > 0, one per output, "
+                            f"found {w}")
+        return np.diag(w)
+    if covariance is not None:
+        S = np.asarray(covariance, dtype=float)
+        if S.shape != (n, n) or not np.all(np.isfinite(S)) or not np.allclose(S, S.T):
+            raise DataError(f"covariance: expected a symmetric ({n}, {n}) matrix, found shape "
+                            f"{S.shape}")
+        try:
+            C = np.linalg.cholesky(S)
+        except np.linalg.LinAlgError:
+            raise DataError("covariance: not positive definite; an output without noise "
+                            "cannot be weighted by it") from None
+        return scipy.linalg.solve_triangular(C, np.eye(n), lower=True)
+    return None
 
 
 class LinearSystem:
@@ -33,30 +77,62 @@ class LinearSystem:
         self.n_rows = 0
         self._yy = 0.0
 
-    def add(self, W: np.ndarray, y: np.ndarray) -> None:
-        """Append rows ``W`` (m, p) and observations ``y`` (m,)."""
-        W = np.asarray(W, dtype=float).reshape(-1, self.n_params)
-        y = np.asarray(y, dtype=float).reshape(-1)
+    @classmethod
+    def from_factor(cls, Rz: np.ndarray, n_rows: int) -> LinearSystem:
+        """A system from the triangular factor of ``[W y]`` ((p + 1) columns)."""
+        system = cls(Rz.shape[1] - 1)
+        system._Rz = np.array(Rz[:Rz.shape[1]], dtype=float)
+        system.n_rows = int(n_rows)
+        system._yy = float(Rz[:, -1] @ Rz[:, -1])
+        return system
+
+    def add(self, W: np.ndarray, y: np.ndarray, *, weights: np.ndarray | None = None,
+            covariance: np.ndarray | None = None) -> None:
+        """Append rows ``W`` (m, p) and observations ``y`` (m,).
+
+        Samples with n outputs may be given as ``W`` (m, n, p) and ``y`` (m, n); then each
+        output can be weighted (``weights``, n values multiplying its rows) or the outputs of
+        each sample whitened by their noise ``covariance`` (n, n).
+        """
+        W = np.asarray(W, dtype=float)
+        y = np.asarray(y, dtype=float)
+        if W.ndim == 3:
+            if y.shape != W.shape[:2] or W.shape[2] != self.n_params:
+                raise DataError(f"W and y: expected shapes (m, n, {self.n_params}) and (m, n), "
+                                f"found {W.shape} and {y.shape}")
+            T = whitening(W.shape[1], weights=weights, covariance=covariance)
+            if T is not None:
+                W = np.einsum("ij,mjp->mip", T, W)
+                y = y @ T.T
+        elif weights is not None or covariance is not None:
+            raise DataError("weights and covariance need rows grouped per sample: W of shape "
+                            "(m, n, p) and y of shape (m, n)")
+        W = W.reshape(-1, self.n_params)
+        y = y.reshape(-1)
         if W.shape[0] != y.shape[0]:
             raise DataError(f"W and y: expected the same number of rows, found {W.shape[0]} "
                             f"and {y.shape[0]}")
         if not (np.all(np.isfinite(W)) and np.all(np.isfinite(y))):
             raise DataError("W and y: expected finite values; remove non-finite samples first")
-        stacked = np.vstack([self._Rz, np.column_stack([W, y])])
-        self._Rz = scipy.linalg.qr(stacked, mode="r", check_finite=False)[0][
-            :self.n_params + 1]
+        self._Rz = _compress(self._Rz, np.column_stack([W, y]))
         self.n_rows += W.shape[0]
         self._yy += float(y @ y)
 
     @property
     def R(self) -> np.ndarray:
         """Triangular factor (p, p) with ``RᵀR = WᵀW``."""
-        return self._Rz[:self.n_params, :self.n_params]
+        R = np.zeros((self.n_params, self.n_params))
+        k = min(self._Rz.shape[0], self.n_params)
+        R[:k] = self._Rz[:k, :self.n_params]
+        return R
 
     @property
     def qty(self) -> np.ndarray:
         """``Qᵀ y`` (p,)."""
-        return self._Rz[:self.n_params, self.n_params]
+        z = np.zeros(self.n_params)
+        k = min(self._Rz.shape[0], self.n_params)
+        z[:k] = self._Rz[:k, self.n_params]
+        return z
 
     @property
     def y_norm2(self) -> float:
@@ -81,11 +157,93 @@ class LinearSystem:
         d = self.R @ theta - self.qty
         return float(d @ d) + rho2
 
+    def information(self) -> np.ndarray:
+        """``WᵀW`` (p, p)."""
+        R = self.R
+        return R.T @ R
+
+    def inverse_information(self) -> np.ndarray:
+        """``(WᵀW)⁻¹`` (p, p), from the triangular factor."""
+        Rinv = scipy.linalg.solve_triangular(self.R, np.eye(self.n_params))
+        return Rinv @ Rinv.T
+
     def covariance(self, theta: np.ndarray) -> np.ndarray:
         """``σ² (WᵀW)⁻¹`` with ``σ²`` the residual variance of the fit ``theta``."""
         dof = self.n_rows - self.n_params
         if dof <= 0:
             raise SolverError("covariance: needs more rows than unknowns")
         sigma2 = self.residual_norm2(theta) / dof
-        Rinv = scipy.linalg.solve_triangular(self.R, np.eye(self.n_params))
-        return sigma2 * Rinv @ Rinv.T
+        return sigma2 * self.inverse_information()
+
+
+class JointSystem:
+    """Samples of n outputs, compressed side by side (see the module docstring).
+
+    Parameters
+    ----------
+    n_outputs
+        Outputs per sample (n).
+    n_params
+        Unknowns (p).
+
+    Memory is ``(n (p + 1))²`` numbers whatever the number of samples.
+    """
+
+    def __init__(self, n_outputs: int, n_params: int):
+        self.n_outputs, self.n_params = int(n_outputs), int(n_params)
+        self._R = np.zeros((0, self.n_outputs * (self.n_params + 1)))
+        self.n_samples = 0
+
+    def add(self, Y: np.ndarray, y: np.ndarray) -> None:
+        """Append samples: regressor rows ``Y`` (m, n, p) and outputs ``y`` (m, n)."""
+        n, p = self.n_outputs, self.n_params
+        Y = np.asarray(Y, dtype=float)
+        y = np.asarray(y, dtype=float)
+        if Y.ndim != 3 or Y.shape[1:] != (n, p) or y.shape != Y.shape[:2]:
+            raise DataError(f"Y and y: expected shapes (m, {n}, {p}) and (m, {n}), found "
+                            f"{Y.shape} and {y.shape}")
+        if not (np.all(np.isfinite(Y)) and np.all(np.isfinite(y))):
+            raise DataError("Y and y: expected finite values; remove non-finite samples first")
+        if not len(y):
+            return
+        self._R = _compress(self._R, np.column_stack([Y.reshape(len(y), n * p), y]))
+        self.n_samples += len(y)
+
+    def _blocks(self) -> list[np.ndarray]:
+        """Per output i, the factor's columns ``[W_i y_i]`` (r, p + 1)."""
+        n, p = self.n_outputs, self.n_params
+        return [np.column_stack([self._R[:, i * p:(i + 1) * p], self._R[:, n * p + i]])
+                for i in range(n)]
+
+    def system(self, *, weights: np.ndarray | None = None,
+               covariance: np.ndarray | None = None) -> LinearSystem:
+        """The stacked system of every output row, weighted per output or whitened by a full
+        output covariance (n, n), as if the rows had been added that way."""
+        T = whitening(self.n_outputs, weights=weights, covariance=covariance)
+        if T is None:
+            T = np.eye(self.n_outputs)
+        blocks = self._blocks()
+        stacked = np.vstack([sum(T[l, i] * blocks[i] for i in range(self.n_outputs)
+                                 if T[l, i] != 0.0) for l in range(self.n_outputs)])
+        Rz = _compress(np.zeros((0, self.n_params + 1)), stacked)
+        return LinearSystem.from_factor(Rz, self.n_samples * self.n_outputs)
+
+    def residuals_gram(self, theta: np.ndarray) -> np.ndarray:
+        """``EᵀE`` (n, n) of the residuals ``e_i = W_i θ − y_i`` of each output."""
+        theta = np.asarray(theta, dtype=float)
+        F = np.column_stack([B[:, :-1] @ theta - B[:, -1] for B in self._blocks()])
+        return F.T @ F
+
+    def residual_covariance(self, theta: np.ndarray) -> np.ndarray:
+        """Covariance (n, n) of the output residuals of ``theta``, with the degrees of freedom
+        of a fit of p parameters shared equally by the outputs."""
+        dof = self.n_samples - self.n_params / self.n_outputs
+        if dof <= 0:
+            raise SolverError(f"residual covariance: {self.n_samples} samples of "
+                              f"{self.n_outputs} outputs for {self.n_params} parameters; "
+                              "record more samples")
+        return self.residuals_gram(theta) / dof
+
+    def output_norms2(self) -> np.ndarray:
+        """``‖y_i‖²`` (n,) of each output."""
+        return np.array([B[:, -1] @ B[:, -1] for B in self._blocks()])

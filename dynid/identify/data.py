@@ -1,0 +1,192 @@
+"""Identification data: a robot, its recordings, how they are processed, and the system.
+
+:class:`IdentificationData` processes each recording (:class:`~dynid.identify.processing.
+Processing`), evaluates the base regressor chunk by chunk and accumulates the compressed
+:class:`~dynid.identify.system.JointSystem`, so memory does not depend on the number of samples.
+Estimators fit it (``OLS().fit(data)``).
+
+Decimation (``Processing(decimate=D)``) filters the regressor columns and the output with the
+same zero-phase FIR low-pass and keeps one sample in D (Gautier's parallel decimation): the
+model ``y = Y θ`` is linear in θ, so it still holds after the filter, while the high-frequency
+content that the estimated accelerations cannot follow is removed from both sides alike. The
+filter has ``8 D + 1`` symmetric taps and a cutoff at 80 % of the new Nyquist frequency; it is
+applied chunk by chunk with an overlap of half its length, which gives exactly the samples of a
+single pass over the whole recording.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+import numpy as np
+import scipy.signal
+
+from ..errors import DataError
+from ..models import BaseParameters, Regressor, Robot, base_parameters
+from .processing import Processing
+from .recording import Recording
+from .system import JointSystem
+
+__all__ = ["IdentificationData", "check_recording", "decimate", "decimation_filter"]
+
+
+def decimation_filter(factor: int) -> np.ndarray:
+    """Symmetric low-pass FIR (8·factor + 1 taps, unit DC gain) for decimation by ``factor``."""
+    return scipy.signal.firwin(8 * factor + 1, 0.8 / factor)
+
+
+def decimate(x: np.ndarray, factor: int) -> tuple[np.ndarray, np.ndarray]:
+    """Filter ``x`` (N, ...) with :func:`decimation_filter` and keep one sample in ``factor``.
+
+    Returns the kept sample indices (the filter's centres, away from the ends by half its
+    length) and the filtered values there, as :class:`IdentificationData` does with the
+    regressor and the output.
+    """
+    h = decimation_filter(factor)
+    L = (len(h) - 1) // 2
+    centers = np.arange(L, x.shape[0] - L, factor)
+    if not len(centers):
+        raise DataError(f"decimate: {x.shape[0]} samples are too few for factor {factor} (the "
+                        f"filter spans {len(h)} samples)")
+    first = 2 * L // factor
+    return centers, scipy.signal.upfirdn(h, x, down=factor, axis=0)[first:first + len(centers)]
+
+
+def decimated_flags(flags: np.ndarray, factor: int) -> np.ndarray:
+    """Which samples kept by :func:`decimate` have a flagged sample (N,) in their window."""
+    span = len(decimation_filter(factor))
+    L = (span - 1) // 2
+    n_kept = len(range(L, flags.shape[0] - L, factor))
+    first = 2 * L // factor
+    counts = scipy.signal.upfirdn(np.ones(span), flags.astype(float), down=factor)
+    return counts[first:first + n_kept] > 0
+
+
+def check_recording(robot: Robot, recording: Recording) -> None:
+    """Raise when a recording does not fit the robot: size, output kind, position units."""
+    if recording.n != robot.n:
+        raise DataError(f"recording: {recording.n} coordinates, but robot {robot.name} has "
+                        f"{robot.n}")
+    if recording.output_kind != robot.output:
+        raise DataError(f"recording: the output is {recording.output_kind}, the model of "
+                        f"{robot.name} predicts {robot.output}; record that or use "
+                        f"robot.with_output({recording.output_kind!r})")
+    if recording.space == "basis" and robot.closure.is_identity:
+        for j, (unit, kind) in enumerate(zip(recording.units["positions"],
+                                             robot.tree.joint_types, strict=True)):
+            want = "m" if kind == "prismatic" else "rad"
+            if unit != want:
+                raise DataError(f"recording: {recording.names[j]} is in {unit}, but joint "
+                                f"{robot.joint_names[j]} is {kind} ({want})")
+
+
+class IdentificationData:
+    """Recordings of a robot, processed and compressed into the identification system.
+
+    Parameters
+    ----------
+    robot
+        The model to identify.
+    recordings
+        One or more recordings (stacked into one system).
+    processing
+        How each recording is processed (default: used as recorded, derivatives by central
+        differences when absent).
+    base
+        Base parameters (default: computed from the robot).
+    chunk_size
+        Samples per regressor evaluation.
+    drop_saturated
+        Leave out samples whose output is flagged as saturated.
+    """
+
+    def __init__(self, robot: Robot, recordings: Recording | Sequence[Recording], *,
+                 processing: Processing | None = None, base: BaseParameters | None = None,
+                 chunk_size: int = 2048, drop_saturated: bool = True):
+        self.robot = robot
+        self.recordings = (recordings,) if isinstance(recordings, Recording) else \
+            tuple(recordings)
+        if not self.recordings:
+            raise DataError("recordings: expected at least one recording")
+        for rec in self.recordings:
+            check_recording(robot, rec)
+        self.processing = processing or Processing()
+        self.regressor = Regressor(robot)
+        self.base = base if base is not None else base_parameters(self.regressor)
+        if self.base.parameters != robot.parameters:
+            raise DataError("base: computed for another parameter set than the robot's")
+        self.chunk_size = int(chunk_size)
+        self.drop_saturated = drop_saturated
+        self._processed: tuple[Recording, ...] | None = None
+        self._system: JointSystem | None = None
+
+    @property
+    def processed(self) -> tuple[Recording, ...]:
+        """The recordings after processing (basis coordinates with velocities and
+        accelerations)."""
+        if self._processed is None:
+            self._processed = tuple(self.processing.apply(r, self.robot)
+                                    for r in self.recordings)
+        return self._processed
+
+    @property
+    def output_covariance(self) -> np.ndarray | None:
+        """The output noise covariance known from the recordings (period averaging), when
+        every recording has one (their average, weighted by samples)."""
+        recs = self.processed
+        if any(r.output_covariance is None for r in recs):
+            return None
+        weights = np.array([r.n_samples for r in recs], dtype=float)
+        return sum(w * r.output_covariance for w, r in zip(weights, recs, strict=True)) / \
+            weights.sum()
+
+    def system(self) -> JointSystem:
+        """The compressed system of the base regressor (built once)."""
+        if self._system is None:
+            system = JointSystem(self.robot.n, self.base.rank)
+            for Yb, y in self.rows():
+                system.add(Yb, y)
+            if system.n_samples * self.robot.n < self.base.rank:
+                raise DataError(f"identification: {system.n_samples} samples of "
+                                f"{self.robot.n} outputs for {self.base.rank} base parameters; "
+                                "record more samples")
+            self._system = system
+        return self._system
+
+    def rows(self, recordings: Sequence[Recording] | None = None
+             ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """Chunks ``(Y_b, y)`` — base regressor (m, n, b) and output (m, n) — of processed
+        recordings (default: this data's), decimated when the processing says so."""
+        for rec in self.processed if recordings is None else recordings:
+            yield from self._recording_rows(rec)
+
+    def _recording_rows(self, rec: Recording) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        q, v, a, y = rec.positions, rec.velocities, rec.accelerations, rec.output
+        bad = rec.saturated.any(axis=1) if self.drop_saturated else \
+            np.zeros(rec.n_samples, dtype=bool)
+        D = int(self.processing.decimate)
+        C = self.chunk_size
+        if D == 1:
+            for start in range(0, rec.n_samples, C):
+                sl = slice(start, start + C)
+                keep = ~bad[sl]
+                Yb = self.base.regressor(self.regressor(q[sl], v[sl], a[sl]))
+                yield Yb[keep], y[sl][keep]
+            return
+        h = decimation_filter(D)
+        L = (len(h) - 1) // 2  # a multiple of D
+        centers = np.arange(L, rec.n_samples - L, D)
+        if not len(centers):
+            raise DataError(f"decimate: {rec.n_samples} samples are too few for factor {D} "
+                            f"(the filter spans {len(h)} samples)")
+        touched = decimated_flags(bad, D)
+        per_chunk = max(1, C // D)
+        first = 2 * L // D
+        for j0 in range(0, len(centers), per_chunk):
+            c = centers[j0:j0 + per_chunk]
+            sl = slice(c[0] - L, c[-1] + L + 1)
+            Yb = self.base.regressor(self.regressor(q[sl], v[sl], a[sl]))
+            Yf = scipy.signal.upfirdn(h, Yb, down=D, axis=0)[first:first + len(c)]
+            yf = scipy.signal.upfirdn(h, y[sl], down=D, axis=0)[first:first + len(c)]
+            keep = ~touched[j0:j0 + len(c)]
+            yield Yf[keep], yf[keep]

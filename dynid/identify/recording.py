@@ -1,0 +1,292 @@
+"""Recordings: what was measured on the robot while it moved.
+
+A :class:`Recording` holds the sample times, the measured coordinates (basis coordinates, or
+actuator coordinates as the drives see them), optional velocities and accelerations, and the
+measured model output (joint torque, motor torque or motor current), all in SI units. It is
+validated when it is built and rejects what it cannot trust: non-finite values, time that is not
+strictly increasing, mismatched shapes or units, too few samples. Output samples at the sensor's
+or drive's limit are flagged as saturated (:attr:`Recording.saturated`) with a warning.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from ..errors import DataError, DynidWarning
+from . import units as U
+
+__all__ = ["MIN_SAMPLES", "OUTPUT_KINDS", "SPACES", "Recording"]
+
+#: Fewer samples than this cannot be filtered, differentiated or identified.
+MIN_SAMPLES = 10
+#: What the output signal is (as :data:`dynid.models.robot.OUTPUTS`).
+OUTPUT_KINDS = ("joint_torque", "motor_torque", "current")
+#: Where the coordinates were measured.
+SPACES = ("basis", "actuator")
+# Consecutive samples at a channel's extreme value that count as clipping.
+_CLIP_RUN = 5
+
+
+def _array(x: object, name: str, shape: tuple[int | None, ...], names=None) -> np.ndarray:
+    arr = np.array(x, dtype=float)
+    if arr.ndim == 1 and len(shape) == 2:
+        arr = arr[:, None]
+    if arr.ndim != len(shape) or any(s is not None and s != a for s, a in zip(
+            shape, arr.shape, strict=True)):
+        want = "(" + ", ".join("N" if s is None else str(s) for s in shape) + ")"
+        raise DataError(f"{name}: expected an array of shape {want}, found shape {arr.shape}")
+    bad = np.argwhere(~np.isfinite(arr))
+    if len(bad):
+        where = f"sample {bad[0][0]}"
+        if arr.ndim == 2:
+            col = bad[0][1]
+            where += f", column {col}" + (f" ({names[col]})" if names is not None else "")
+        raise DataError(f"{name}: non-finite value {arr[tuple(bad[0])]} at {where} "
+                        f"({len(bad)} in all); remove or repair those samples first")
+    return arr
+
+
+def _per_column(value: str | Sequence[str], n: int, what: str) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return (value,) * n
+    value = tuple(value)
+    if len(value) != n:
+        raise DataError(f"units of {what}: expected one unit or {n}, found {len(value)}")
+    return value
+
+
+@dataclass(frozen=True, eq=False)
+class Recording:
+    """Measured signals of one experiment.
+
+    Parameters
+    ----------
+    time
+        Sample times (N,), strictly increasing.
+    positions
+        Measured coordinates (N, n): basis coordinates, or actuator coordinates (motor side)
+        when ``space="actuator"``.
+    output
+        Measured output (N, n): joint torque, motor torque or current (``output_kind``).
+    velocities, accelerations
+        Optional derivatives of ``positions`` (N, n), e.g. measured by the drives.
+    space
+        ``"basis"`` or ``"actuator"``.
+    output_kind
+        One of :data:`OUTPUT_KINDS`; by default ``"current"`` when the output unit is A, else
+        ``"joint_torque"`` (basis) or ``"motor_torque"`` (actuator).
+    units
+        Units the arrays are given in, per signal: ``time``, ``positions``, ``velocities``,
+        ``accelerations``, ``output`` (one unit, or one per column). Values are converted to SI
+        on construction; defaults are SI (s, rad, rad/s, rad/s², N·m).
+    names
+        Coordinate (or actuator) names, one per column.
+    output_limits
+        Saturation level per output channel (in the output's units); samples at or beyond it
+        are flagged. Without limits, flat runs at a channel's extreme value are flagged.
+    output_covariance
+        Covariance (n, n) of the output noise of each sample, when known (from period
+        averaging, see :func:`dynid.identify.processing.average_periods`).
+    """
+
+    time: np.ndarray
+    positions: np.ndarray
+    output: np.ndarray
+    velocities: np.ndarray | None = None
+    accelerations: np.ndarray | None = None
+    space: str = "basis"
+    output_kind: str | None = None
+    units: Mapping[str, str | Sequence[str]] | None = None
+    names: tuple[str, ...] | None = None
+    output_limits: np.ndarray | None = None
+    output_covariance: np.ndarray | None = None
+    saturated: np.ndarray = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        units = dict(self.units or {})
+        unknown = set(units) - {"time", "positions", "velocities", "accelerations", "output"}
+        if unknown:
+            raise DataError(f"units: unknown signals {sorted(unknown)}; expected time, "
+                            "positions, velocities, accelerations, output")
+        if self.space not in SPACES:
+            raise DataError(f"space: expected one of {SPACES}, found {self.space!r}")
+        t = _array(self.time, "time", (None,))
+        t = t * U.convert_factor(units.get("time", "s"), "time", "time")
+        N = t.shape[0]
+        if N < MIN_SAMPLES:
+            raise DataError(f"recording: too few samples, found {N}, need at least "
+                            f"{MIN_SAMPLES}; record longer or at a higher rate")
+        q = np.array(self.positions, dtype=float)
+        n = q.shape[1] if q.ndim == 2 else 1
+        names = tuple(self.names) if self.names is not None else tuple(
+            f"{'motor' if self.space == 'actuator' else 'joint'}{j + 1}" for j in range(n))
+        if len(names) != n or len(set(names)) != n:
+            raise DataError(f"names: expected {n} unique names, one per column, found {names}")
+        set_(self, "names", names)
+        _check_time(t)
+        set_(self, "time", t)
+
+        pos_units = _per_column(units.get("positions", "rad"), n, "positions")
+        fams = [U.family(u, "position", f"positions ({names[j]})")
+                for j, u in enumerate(pos_units)]
+        arrays = {}
+        for key, qty in (("positions", "position"), ("velocities", "velocity"),
+                         ("accelerations", "acceleration")):
+            value = getattr(self, key)
+            if value is None:
+                if key in units:
+                    raise DataError(f"units: {key} given a unit but the recording has no {key}")
+                arrays[key] = None
+                continue
+            arr = _array(value, key, (N, n), names)
+            suffix = {"position": "", "velocity": "/s", "acceleration": "/s²"}[qty]
+            default = [U.si_unit(u, "position", "positions") + suffix for u in pos_units]
+            col_units = _per_column(units.get(key, default), n, key)
+            for j, u in enumerate(col_units):
+                fam = U.family(u, qty, f"{key} ({names[j]})")
+                if fam != fams[j]:
+                    raise DataError(f"units of {names[j]}: position in {pos_units[j]} but "
+                                    f"{key} in {u}; they must measure the same quantity "
+                                    "(angle or length)")
+                arr[:, j] *= U.convert_factor(u, qty, key)
+            arrays[key] = arr
+        set_(self, "positions", arrays["positions"])
+        set_(self, "velocities", arrays["velocities"])
+        set_(self, "accelerations", arrays["accelerations"])
+
+        y = _array(self.output, "output", (N, None), names)
+        if y.shape[1] != n:
+            raise DataError(f"output: expected {n} channels, one per coordinate in positions, "
+                            f"found {y.shape[1]}")
+        out_units = _per_column(units.get("output", "A" if self.output_kind == "current"
+                                          else "N·m"), n, "output")
+        out_fams = {U.family(u, "output", "output") for u in out_units}
+        kind = self.output_kind
+        if kind is None:
+            kind = "current" if out_fams == {"current"} else (
+                "joint_torque" if self.space == "basis" else "motor_torque")
+        if kind not in OUTPUT_KINDS:
+            raise DataError(f"output_kind: expected one of {OUTPUT_KINDS}, found {kind!r}")
+        expected = {"current"} if kind == "current" else {"torque", "force"}
+        if not out_fams <= expected:
+            raise DataError(f"output units {sorted(set(out_units))} do not match output_kind "
+                            f"{kind!r}; expected {'A or mA' if kind == 'current' else 'N·m or N'}")
+        factors = np.array([U.convert_factor(u, "output", "output") for u in out_units])
+        set_(self, "output", y * factors)
+        set_(self, "output_kind", kind)
+        si = {"time": "s", "positions": tuple(U.si_unit(u, "position", "") for u in pos_units),
+              "output": tuple(U.si_unit(u, "output", "") for u in out_units)}
+        set_(self, "units", si)
+
+        if self.output_limits is not None:
+            lim = _array(self.output_limits, "output_limits", (n,)) * factors
+            if np.any(lim <= 0):
+                raise DataError(f"output_limits: expected values > 0, found {lim}")
+            set_(self, "output_limits", lim)
+        if self.output_covariance is not None:
+            cov = _array(self.output_covariance, "output_covariance", (n, n))
+            if not np.allclose(cov, cov.T) or np.linalg.eigvalsh(cov)[0] <= 0:
+                raise DataError("output_covariance: expected a symmetric positive definite "
+                                "matrix")
+            set_(self, "output_covariance", cov * np.outer(factors, factors))
+        set_(self, "saturated", self._saturation())
+        self._warn_saturated()
+
+    # Properties --------------------------------------------------------------------------
+    @property
+    def n_samples(self) -> int:
+        return self.time.shape[0]
+
+    @property
+    def n(self) -> int:
+        """Number of coordinates (and output channels)."""
+        return self.positions.shape[1]
+
+    @property
+    def duration(self) -> float:
+        return float(self.time[-1] - self.time[0])
+
+    @property
+    def rate(self) -> float:
+        """Sample rate in Hz, from the median sample interval."""
+        return float(1.0 / np.median(np.diff(self.time)))
+
+    def is_uniform(self, tolerance: float = 1e-3) -> bool:
+        """Whether every sample interval is within ``tolerance`` (relative) of the median."""
+        dt = np.diff(self.time)
+        return bool(np.all(np.abs(dt - np.median(dt)) <= tolerance * np.median(dt)))
+
+    # Derived recordings ------------------------------------------------------------------
+    def select(self, samples: slice | np.ndarray) -> Recording:
+        """The recording restricted to some samples (a slice, indices or a boolean mask)."""
+        def pick(x):
+            return None if x is None else x[samples]
+        return self._derive(time=self.time[samples], positions=self.positions[samples],
+                            output=self.output[samples], velocities=pick(self.velocities),
+                            accelerations=pick(self.accelerations))
+
+    def skip(self, n_samples: int) -> Recording:
+        """The recording without its first ``n_samples`` samples."""
+        if not 0 <= n_samples < self.n_samples - MIN_SAMPLES + 1:
+            raise DataError(f"skip: expected 0 ≤ n_samples ≤ {self.n_samples - MIN_SAMPLES} "
+                            f"for {self.n_samples} samples, found {n_samples}")
+        return self.select(slice(n_samples, None))
+
+    def with_signals(self, **changes) -> Recording:
+        """A copy with some signals replaced (SI units), e.g. filtered positions."""
+        return self._derive(**changes)
+
+    def _derive(self, **changes) -> Recording:
+        # Values are SI already: keep the SI units; saturation was reported once.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DynidWarning)
+            changes.setdefault("units", self.units)
+            return replace(self, **changes)
+
+    # Saturation ----------------------------------------------------------------------------
+    def _saturation(self) -> np.ndarray:
+        y = self.output
+        if self.output_limits is not None:
+            return np.abs(y) >= self.output_limits * (1 - 1e-9)
+        flags = np.zeros(y.shape, dtype=bool)
+        for j in range(self.n):
+            if y[:, j].max() == y[:, j].min():
+                continue  # a constant channel is not clipped
+            for extreme in (y[:, j].max(), y[:, j].min()):
+                at = y[:, j] == extreme
+                if at.sum() < _CLIP_RUN:
+                    continue
+                # Flag runs of at least _CLIP_RUN consecutive samples at the extreme.
+                edges = np.diff(np.concatenate([[0], at.astype(int), [0]]))
+                starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
+                for s, e in zip(starts, ends, strict=True):
+                    if e - s >= _CLIP_RUN:
+                        flags[s:e, j] = True
+        return flags
+
+    def _warn_saturated(self) -> None:
+        counts = self.saturated.sum(axis=0)
+        if not counts.any():
+            return
+        parts = [f"{self.names[j]} ({c} samples, {100 * c / self.n_samples:.1f} %)"
+                 for j, c in enumerate(counts) if c]
+        warnings.warn(f"recording: saturated output on {', '.join(parts)}; those samples are "
+                      "flagged in Recording.saturated and left out of identification",
+                      DynidWarning, stacklevel=3)
+
+
+def _check_time(t: np.ndarray) -> None:
+    dt = np.diff(t)
+    if np.all(dt > 0):
+        return
+    k = int(np.flatnonzero(dt <= 0)[0])
+    if dt[k] == 0:
+        raise DataError(f"time: duplicated value {t[k]:.9g} s at samples {k} and {k + 1}; "
+                        "remove repeated samples (or fix the time stamps)")
+    raise DataError(f"time: not increasing at sample {k + 1} ({t[k + 1]:.9g} s after "
+                    f"{t[k]:.9g} s); sort the samples or fix the time stamps")

@@ -1,0 +1,144 @@
+"""Processing: zero-phase filtering, differentiation, period averaging, spectral states,
+decimation of the regressor and the output alike, actuator-side recordings."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.signal
+
+import dynid
+from dynid.identify import (
+    IdentificationData,
+    Processing,
+    Recording,
+    average_periods,
+    differentiate,
+    lowpass,
+    spectral_states,
+)
+from dynid.identify.data import decimate, decimation_filter
+from dynid.models import random_robot
+
+
+def test_lowpass_has_no_delay_and_removes_high_frequencies():
+    rate = 500.0
+    t = np.arange(0, 4, 1 / rate)
+    slow, fast = np.sin(2 * np.pi * 1.0 * t), 0.3 * np.sin(2 * np.pi * 80 * t)
+    out = lowpass(np.column_stack([slow + fast]), rate, 10.0)[:, 0]
+    inner = slice(200, -200)
+    assert np.abs(out - slow)[inner].max() < 2e-3  # zero phase: no lag of the 1 Hz wave
+    with pytest.raises(dynid.DataError, match="cutoff: expected a frequency between 0 and"):
+        lowpass(slow[:, None], rate, 300.0)
+    with pytest.raises(dynid.DataError, match="too few for an order-4 filter"):
+        lowpass(slow[:12, None], rate, 10.0)
+
+
+def test_differentiation_is_second_order():
+    t = np.sort(np.random.default_rng(0).uniform(0, 2, 400))  # non-uniform sampling
+    x = np.sin(3 * t)[:, None]
+    err = np.abs(differentiate(x, t)[:, 0] - 3 * np.cos(3 * t))
+    dt = np.diff(t).max()
+    assert err.max() < 30 * dt**2
+
+
+def test_spectral_states_are_exact_for_a_band_limited_period():
+    rate, P = 100.0, 400  # a 4 s period
+    t = np.arange(P) / rate
+    w = 2 * np.pi / 4.0
+    q = np.column_stack([np.sin(w * t) + 0.2 * np.cos(3 * w * t), 0.5 * np.sin(5 * w * t)])
+    noise = 0.01 * np.sin(2 * np.pi * 30 * t)[:, None]
+    qf, v, a = spectral_states(q + noise, rate, cutoff=6 / 4.0)
+    np.testing.assert_allclose(qf, q, atol=1e-12)
+    np.testing.assert_allclose(v[:, 0], w * np.cos(w * t) - 0.6 * w * np.sin(3 * w * t),
+                               atol=1e-10)
+    np.testing.assert_allclose(a[:, 1], -0.5 * 25 * w**2 * np.sin(5 * w * t), atol=1e-10)
+
+
+def test_period_average_estimates_the_full_noise_covariance():
+    """Correlated noise across three channels: the spread between periods gives its
+    covariance (Abdellatif 3.2) and the averaged signal converges to the clean one."""
+    rng = np.random.default_rng(1)
+    rate, period, n_periods = 100.0, 2.0, 41
+    t = np.arange(int(n_periods * period * rate)) / rate
+    clean = np.column_stack([np.sin(np.pi * t + k) for k in range(3)])
+    C = np.array([[1.0, 0.0, 0.0], [0.6, 0.8, 0.0], [-0.3, 0.2, 0.5]]) * 0.1
+    cov = C @ C.T
+    y = clean + rng.standard_normal(clean.shape) @ C.T
+    rec = Recording(t, clean + 1e-4 * rng.standard_normal(clean.shape), y)
+    avg = average_periods(rec, period)
+    assert avg.n_periods == 40 and avg.recording.n_samples == 200
+    np.testing.assert_allclose(avg.output_covariance, cov, atol=0.1 * cov.max())
+    np.testing.assert_allclose(avg.recording.output_covariance, avg.output_covariance / 40)
+    assert np.abs(avg.recording.output - clean[200:400]).max() < 6 * 0.1 / np.sqrt(40)
+    np.testing.assert_allclose(np.diag(avg.position_covariance), 1e-8, rtol=0.1)
+
+
+def test_period_errors_are_reported():
+    t = np.arange(1000) / 100.0
+    q = np.sin(2 * np.pi * t / 2.5)[:, None]
+    rec = Recording(t, q, q)
+    with pytest.raises(dynid.DataError, match="must be a whole number of samples"):
+        average_periods(rec, 2.505)
+    with pytest.raises(dynid.DataError, match=r"does not repeat every 2\.6 s"):
+        average_periods(rec, 2.6)
+    with pytest.raises(dynid.DataError, match="record at least two periods more"):
+        average_periods(rec, 5.0)
+
+
+def test_decimation_filters_regressor_and_output_alike():
+    """Chunked parallel decimation equals filtering the whole regressor at once."""
+    robot = random_robot(2, seed=1, friction=True)
+    rng = np.random.default_rng(2)
+    N = 700
+    t = np.arange(N) * 0.002
+    q = np.column_stack([np.sin(2 * t), np.cos(3 * t)])
+    v, a = np.gradient(q, t, axis=0), np.gradient(np.gradient(q, t, axis=0), t, axis=0)
+    y = rng.standard_normal((N, 2))
+    rec = Recording(t, q, y, velocities=v, accelerations=a)
+    data = IdentificationData(robot, rec, processing=Processing(decimate=5), chunk_size=60)
+    chunks = list(data.rows())
+    Yd = np.concatenate([c[0] for c in chunks])
+    yd = np.concatenate([c[1] for c in chunks])
+    Y = data.base.regressor(data.regressor(q, v, a))
+    h = decimation_filter(5)
+    L = (len(h) - 1) // 2
+    want_Y = np.stack([np.tensordot(h, Y[c - L:c + L + 1], axes=(0, 0))
+                       for c in range(L, N - L, 5)])
+    want_y = np.stack([h @ y[c - L:c + L + 1] for c in range(L, N - L, 5)])
+    np.testing.assert_allclose(Yd, want_Y, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(yd, want_y, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(decimate(y, 5)[1], want_y, rtol=1e-12)
+    assert len(chunks) > 3
+    # The filter passes slow signals unchanged and stops above its cutoff.
+    _, H = scipy.signal.freqz(h, worN=[0.05 * np.pi, 0.3 * np.pi])
+    assert abs(abs(H[0]) - 1) < 1e-3 and abs(H[1]) < 1e-3
+
+
+def test_actuator_side_recordings_are_mapped_to_the_basis():
+    robot = random_robot(3, seed=4, motors=True, output="current")
+    t = np.arange(300) * 0.01
+    q = np.column_stack([np.sin(t), np.cos(2 * t), 0.3 * t])
+    v, a = np.gradient(q, t, axis=0), np.gradient(np.gradient(q, t, axis=0), t, axis=0)
+    q_m, v_m, a_m, _ = robot.transmission.actuator_state(q, v, a)
+    rec = Recording(t, q_m, np.zeros_like(q), velocities=v_m, accelerations=a_m,
+                    space="actuator", output_kind="current", names=robot.actuator_names)
+    with pytest.raises(dynid.DataError, match="pass the robot"):
+        Processing().apply(rec)
+    out = Processing().apply(rec, robot)
+    assert out.space == "basis" and out.names == robot.joint_names
+    np.testing.assert_allclose(out.positions, q, atol=1e-12)
+    np.testing.assert_allclose(out.accelerations, a, atol=1e-9)
+
+
+def test_processing_settings_are_checked():
+    with pytest.raises(dynid.DataError, match="harmonics_cutoff needs the excitation period"):
+        Processing(harmonics_cutoff=2.0)
+    with pytest.raises(dynid.DataError, match=r"decimate: expected an integer ≥ 1"):
+        Processing(decimate=0)
+    with pytest.raises(dynid.DataError, match=r"processing settings: unknown keys \['cutof'\]"):
+        Processing.from_dict({"cutof": 3})
+    t = np.cumsum(np.r_[0.0, np.random.default_rng(0).uniform(0.5, 1.5, 99)]) * 0.01
+    rec = Recording(t, np.sin(t)[:, None], np.sin(t)[:, None])
+    with pytest.raises(dynid.DataError, match="filtering needs uniformly sampled data"):
+        Processing(cutoff=5.0).apply(rec)
