@@ -9,7 +9,9 @@ A typical run::
     print(validate(robot, est.result_, rec3).summary())
 """
 
+from .consistent import PhysicallyConsistent, com_boxes, pseudo_inertia
 from .data import IdentificationData
+from .estimators import OLS, WLS, Estimator, GaussMarkov
 from .processing import (
     PeriodAverage,
     Processing,
@@ -20,18 +22,30 @@ from .processing import (
 )
 from .readers import read_csv, read_npz, save_npz
 from .recording import Recording
+from .result import IdentificationResult, load_result
 from .system import JointSystem, LinearSystem
+from .uncertainty import Uncertainty
 
 __all__ = [
+    "OLS",
+    "WLS",
+    "Estimator",
+    "GaussMarkov",
     "IdentificationData",
+    "IdentificationResult",
     "JointSystem",
     "LinearSystem",
     "PeriodAverage",
+    "PhysicallyConsistent",
     "Processing",
     "Recording",
+    "Uncertainty",
     "average_periods",
+    "com_boxes",
     "differentiate",
+    "load_result",
     "lowpass",
+    "pseudo_inertia",
     "read_csv",
     "read_npz",
     "save_npz",

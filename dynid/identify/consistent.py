@@ -1,0 +1,401 @@
+"""Physically consistent least squares (semidefinite program, CVXPY).
+
+The standard parameters ``θ`` (p) are estimated by
+
+    minimize   ‖R B θ − z‖² + λ · regularization(θ)
+    subject to J_k(θ) ≽ ε I                     per link (pseudo-inertia)
+               m_k c_lo ≤ h_k ≤ m_k c_hi         per link (centre of mass in a box)
+               lower ≤ θ ≤ upper                 friction, rotor inertia, springs, ... (bounds
+                                                 of the ParameterSet)
+               m_lo ≤ m_k ≤ m_hi, Σ m_k bounds   optional
+
+where ``[R z]`` is the compressed, whitened system of the base regressor (so the objective equals
+``‖W θ − y‖²`` over all samples without touching a raw row) and ``B`` maps standard to base
+parameters. The pseudo-inertia ``J = [[½ tr(Ī) 1 − Ī, h], [hᵀ, m]]`` (Ī about the link frame's
+origin, ``h = m c``) being positive definite is equivalent to a positive mass, and a density
+behind the inertia, which implies the triangle inequalities (Wensing, Kim and Slotine, RA-L
+2018). The regularization pulls towards the prior: Euclidean, ``‖(θ − π)/s‖²`` with ``s`` the
+magnitude of each prior, or entropic, the log-det divergence of the pseudo-inertias
+``Σ_k −log det(J_π⁻¹ J_k) + tr(J_π⁻¹ J_k) − 4`` (Lee and Wensing, 2020).
+
+The solver status is always checked: infeasibility raises :class:`~dynid.errors.SolverError`
+naming a smallest set of constraint groups that cannot hold together (found by dropping groups
+one at a time), failure raises, an inaccurate solution warns (:class:`~dynid.errors.DynidWarning`).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping
+
+import numpy as np
+
+from ..errors import DataError, DynidWarning, SolverError
+from ..models import Robot
+from .estimators import Estimator, ols, resolve_covariance
+from .system import JointSystem
+
+__all__ = ["PhysicallyConsistent", "com_boxes", "pseudo_inertia"]
+
+_SOLVERS = ("SCS", "CLARABEL")
+
+
+def _cvxpy():
+    """cvxpy, imported on first use (it takes about a second to import)."""
+    import cvxpy
+
+    return cvxpy
+
+
+def pseudo_inertia(block: np.ndarray) -> np.ndarray:
+    """Pseudo-inertia (4, 4) of one link's ten parameters (Pinocchio order)."""
+    m, hx, hy, hz, ixx, ixy, iyy, ixz, iyz, izz = block
+    inertia = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
+    J = np.empty((4, 4))
+    J[:3, :3] = 0.5 * np.trace(inertia) * np.eye(3) - inertia
+    J[:3, 3] = J[3, :3] = hx, hy, hz
+    J[3, 3] = m
+    return J
+
+
+# vec(J) (column-major) = _PSEUDO @ block, a constant (16, 10) map.
+_PSEUDO = np.column_stack([pseudo_inertia(e).reshape(-1, order="F") for e in np.eye(10)])
+
+
+def _lmi_scaling(block: np.ndarray) -> np.ndarray:
+    """Diagonal scaling (4, 4) of a link's pseudo-inertia from its prior parameters."""
+    Jp = pseudo_inertia(block)
+    mass = Jp[3, 3] if Jp[3, 3] > 0 else 1.0
+    radius = np.sqrt(np.trace(Jp[:3, :3]) / mass) if np.trace(Jp[:3, :3]) > 0 else 0.1
+    radius = max(radius, 1e-3)
+    return np.diag([1 / radius, 1 / radius, 1 / radius, 1.0]) / np.sqrt(mass)
+
+
+def com_boxes(robot: Robot, margin: float = 0.1) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """A box per link for its centre of mass, from the description: the bounding box, in the
+    link frame, of the frame's origin, the origins of the joints and frames it carries and
+    the prior centre of mass, grown by ``margin`` metres on every side."""
+    model = robot.tree.model
+    params = robot.parameters
+    out = {}
+    for j, link in enumerate(robot.tree.link_names):
+        jid = j + 1
+        points = [np.zeros(3)]
+        points += [model.jointPlacements[c].translation for c in range(1, model.njoints)
+                   if model.parents[c] == jid]
+        points += [f.placement.translation for f in model.frames if f.parentJoint == jid]
+        block = robot.prior[params.link_block(link)]
+        if block[0] > 0:
+            points.append(block[1:4] / block[0])
+        pts = np.array(points)
+        out[link] = (pts.min(axis=0) - margin, pts.max(axis=0) + margin)
+    return out
+
+
+class PhysicallyConsistent(Estimator):
+    """Physically consistent least squares (see the module docstring).
+
+    Parameters
+    ----------
+    epsilon
+        Smallest eigenvalue required of each pseudo-inertia (kg·m² and kg mixed; a small
+        positive number keeps the masses and inertias strictly physical).
+    weighting
+        ``"wls"`` (default): outputs weighted by their first-pass noise level; ``"ols"``;
+        ``"gauss-markov"``: full noise covariance (see
+        :class:`~dynid.identify.estimators.GaussMarkov`).
+    com_box
+        ``"auto"``: boxes from the description (:func:`com_boxes`); a mapping link →
+        (lower (3,), upper (3,)) in the link frame (links left out get the automatic box);
+        ``None``: no box.
+    com_margin
+        Margin of the automatic boxes, m.
+    mass_bounds
+        Optional mapping link → (lower, upper) in kg, or a fraction ``r`` for
+        ``(1 ± r)·prior`` on every link.
+    total_mass
+        Optional (lower, upper) bounds of the sum of the link masses, kg.
+    regularization
+        ``None``, ``"euclidean"`` or ``"entropic"`` (towards the prior).
+    weight
+        ``λ``: weight of the regularization against the whitened residual (whose expected
+        value is the number of rows).
+    solver
+        ``"SCS"`` (default) or ``"CLARABEL"``.
+    tolerance
+        Solver tolerance.
+    margin
+        Solved with every constraint tightened by this much, so that the solution meets the
+        stated ones despite the solver's tolerance.
+    max_iters
+        Iteration limit of SCS.
+    """
+
+    method = "consistent"
+
+    def __init__(self, *, epsilon: float = 1e-6, weighting: str = "wls",
+                 com_box: str | Mapping | None = "auto", com_margin: float = 0.1,
+                 mass_bounds: Mapping | float | None = None,
+                 total_mass: tuple[float, float] | None = None,
+                 regularization: str | None = None, weight: float = 1.0,
+                 solver: str = "SCS", tolerance: float = 1e-9, margin: float = 1e-8,
+                 max_iters: int = 200_000):
+        self.epsilon, self.weighting = float(epsilon), weighting
+        self.com_box, self.com_margin = com_box, float(com_margin)
+        self.mass_bounds, self.total_mass = mass_bounds, total_mass
+        self.regularization, self.weight = regularization, float(weight)
+        self.solver, self.tolerance, self.margin = solver.upper(), float(tolerance), margin
+        self.max_iters = int(max_iters)
+
+    # Fitting ---------------------------------------------------------------------------------
+    def _estimate(self, data, system: JointSystem):
+        self._check_settings()
+        if self.weighting == "ols":
+            _, _, sigma2 = ols(system)
+            cov = sigma2 * np.eye(system.n_outputs)
+        else:
+            setting = "residuals" if self.weighting == "wls" else "auto"
+            cov = resolve_covariance(setting, data, system)
+            if self.weighting == "wls":
+                cov = np.diag(np.diag(cov))
+        whitened = system.system(covariance=cov)
+        A = whitened.R @ data.base.matrix
+        theta, info = self.solve(data.robot, A, whitened.qty)
+        base_cov = whitened.inverse_information()
+        return {"params": theta, "base_params": data.base.matrix @ theta, "base_cov": base_cov,
+                "noise_covariance": cov, "solver": info}
+
+    def _check_settings(self) -> None:
+        if self.weighting not in ("wls", "ols", "gauss-markov"):
+            raise DataError(f"weighting: expected 'wls', 'ols' or 'gauss-markov', found "
+                            f"{self.weighting!r}")
+        if self.regularization not in (None, "euclidean", "entropic"):
+            raise DataError(f"regularization: expected None, 'euclidean' or 'entropic', found "
+                            f"{self.regularization!r}")
+        if self.solver not in _SOLVERS:
+            raise DataError(f"solver: expected one of {_SOLVERS}, found {self.solver!r}")
+        if not self.epsilon > 0:
+            raise DataError(f"epsilon: expected a value > 0, found {self.epsilon}")
+
+    def solve(self, robot: Robot, A: np.ndarray, z: np.ndarray) -> tuple[np.ndarray, dict]:
+        """Minimize ``‖A θ − z‖²`` (+ regularization) under the constraints; returns the
+        standard parameters (p,) and solver details."""
+        cp = _cvxpy()
+        params = robot.parameters
+        p = len(params)
+        if A.shape != (len(z), p):
+            raise DataError(f"A: expected shape ({len(z)}, {p}), found {A.shape}")
+        prior = params.priors
+        # Scaled unknowns x = θ / scale of order one: live columns contribute about ‖z‖ each.
+        zn = max(float(np.linalg.norm(z)), 1e-300)
+        norms = np.linalg.norm(A, axis=0)
+        typical = np.maximum(np.abs(prior), 1e-3 * max(np.abs(prior).max(), 1e-9))
+        live = norms > 1e-9 * norms.max()
+        scale = np.where(live, zn / np.where(live, norms, 1.0), typical)
+        x = cp.Variable(p)
+        theta = cp.multiply(scale, x)
+        groups = self._constraints(robot, theta)
+        As, zs = A * (scale / zn), z / zn
+        if self.regularization == "euclidean":
+            # ‖A x − z‖² + λ‖(θ − π)/s‖² is the squared norm of one stacked residual.
+            root = np.sqrt(self.weight) / zn
+            As = np.vstack([As, root * np.diag(scale / typical)])
+            zs = np.concatenate([zs, root * prior / typical])
+        if self.regularization == "entropic":
+            objective = cp.sum_squares(As @ x - zs) + self.weight / zn**2 * self._entropic(
+                robot, theta)
+        elif self.solver == "SCS":
+            objective = cp.sum_squares(As @ x - zs)  # SCS takes a quadratic objective natively
+        else:
+            # Interior point: minimizing the norm makes the tolerance bound the residual itself
+            # rather than its square.
+            objective = cp.norm(As @ x - zs, 2)
+        problem = cp.Problem(cp.Minimize(objective),
+                             [c for cs, _ in groups.values() for c in cs])
+        status = self._run(problem)
+        if status in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE):
+            self._raise_infeasible(groups)
+        if status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE) or x.value is None:
+            raise SolverError(f"physically consistent estimate: {self.solver} ended with status "
+                              f"{status!r}; try solver='CLARABEL' or a looser tolerance")
+        raw = scale * x.value
+        violated = {name: check(raw) for name, (_, check) in groups.items()}
+        violated = {k: v for k, v in violated.items() if v > 1e3 * self.tolerance}
+        if violated:
+            feasibility = cp.Problem(cp.Minimize(0), problem.constraints)
+            if self._run(feasibility) in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE):
+                self._raise_infeasible(groups)
+            raise SolverError(f"physically consistent estimate: {self.solver} ended "
+                              f"{status!r} with the constraint groups {sorted(violated)} "
+                              f"missed by up to {max(violated.values()):.3g}; try "
+                              "solver='CLARABEL' or a tighter tolerance")
+        if status == cp.OPTIMAL_INACCURATE:
+            warnings.warn(f"physically consistent estimate: {self.solver} reports an inaccurate "
+                          "solution; check the constraint margins or try solver='CLARABEL'",
+                          DynidWarning, stacklevel=4)
+        value, shift = self._polish(robot, raw)
+        eig = {link: float(np.linalg.eigvalsh(pseudo_inertia(value[params.link_block(link)]))[0])
+               for link in params.links}
+        stats = problem.solver_stats
+        info = {"status": status, "solver": self.solver,
+                "solve_time": getattr(stats, "solve_time", None),
+                "iterations": getattr(stats, "num_iters", None),
+                "lmi_min_eigenvalue": min(eig.values()) if eig else None,
+                "lmi_eigenvalues": eig, "lmi_shift": shift}
+        return value, info
+
+    # Problem pieces -----------------------------------------------------------------------
+    def _constraints(self, robot: Robot, theta) -> dict[str, tuple[list, object]]:
+        """Constraint groups: name → (cvxpy constraints, function giving how far a parameter
+        vector misses the group, in its own units)."""
+        cp = _cvxpy()
+        params = robot.parameters
+        groups: dict[str, tuple[list, object]] = {}
+        eps, margin = self.epsilon + self.margin, self.margin
+        boxes = self._boxes(robot)
+        masses = self._mass_bounds(robot)
+        for link in params.links:
+            idx = params.link_block(link)
+            J = cp.reshape(_PSEUDO @ theta[idx], (4, 4), order="F")
+            # T J T ≽ ε T² is J ≽ ε I; T (from the prior's mass and radius of gyration) makes
+            # the prior's scaled pseudo-inertia about the identity, which first-order solvers
+            # need to converge (SCS: tens of times fewer iterations).
+            T = _lmi_scaling(robot.prior[idx])
+            groups[f"pseudo-inertia {link}"] = (
+                [T @ J @ T >> eps * T @ T],
+                lambda th, idx=idx: self.epsilon - np.linalg.eigvalsh(
+                    pseudo_inertia(th[idx]))[0])
+            m, h = theta[idx[0]], theta[idx[1:4]]
+            if link in boxes:
+                lo, hi = boxes[link]
+                groups[f"COM box {link}"] = (
+                    [h - m * lo >= margin, m * hi - h >= margin],
+                    lambda th, idx=idx, lo=lo, hi=hi: float(np.max(np.r_[
+                        th[idx[0]] * lo - th[idx[1:4]], th[idx[1:4]] - th[idx[0]] * hi])))
+            if link in masses:
+                lo, hi = masses[link]
+                groups[f"mass bounds {link}"] = (
+                    [m >= lo, m <= hi], lambda th, i=idx[0], lo=lo, hi=hi: max(lo - th[i],
+                                                                               th[i] - hi))
+        if self.total_mass is not None:
+            lo, hi = self.total_mass
+            im = params.indices(f"{k}.m" for k in params.links)
+            total = cp.sum(theta[im])
+            groups["total mass"] = ([total >= lo, total <= hi],
+                                    lambda th, lo=lo, hi=hi: max(lo - th[im].sum(),
+                                                                 th[im].sum() - hi))
+        lower, upper = params.lower, params.upper
+        for group in sorted({p.group for p in params if p.group != "link"}):
+            idx = params.where(group=group)
+            lo, hi = idx[np.isfinite(lower[idx])], idx[np.isfinite(upper[idx])]
+            cons = ([theta[lo] >= lower[lo]] if len(lo) else []) + \
+                ([theta[hi] <= upper[hi]] if len(hi) else [])
+            if cons:
+                groups[f"{group} bounds"] = (cons, lambda th, lo=lo, hi=hi: float(np.max(
+                    np.r_[lower[lo] - th[lo], th[hi] - upper[hi], -np.inf])))
+        return groups
+
+    def _boxes(self, robot: Robot) -> dict:
+        if self.com_box is None:
+            return {}
+        auto = com_boxes(robot, self.com_margin)
+        if isinstance(self.com_box, str):
+            if self.com_box != "auto":
+                raise DataError(f"com_box: expected 'auto', a mapping or None, found "
+                                f"{self.com_box!r}")
+            return auto
+        unknown = set(self.com_box) - set(auto)
+        if unknown:
+            raise DataError(f"com_box: unknown links {sorted(unknown)}; links are {list(auto)}")
+        out = dict(auto)
+        for link, (lo, hi) in self.com_box.items():
+            lo, hi = np.asarray(lo, float), np.asarray(hi, float)
+            if lo.shape != (3,) or hi.shape != (3,) or np.any(lo >= hi):
+                raise DataError(f"com_box[{link!r}]: expected lower and upper corners (3,) with "
+                                f"lower < upper, found {lo} and {hi}")
+            out[link] = (lo, hi)
+        return out
+
+    def _mass_bounds(self, robot: Robot) -> dict:
+        params = robot.parameters
+        if self.mass_bounds is None:
+            return {}
+        if isinstance(self.mass_bounds, int | float):
+            r = float(self.mass_bounds)
+            return {link: ((1 - r) * params[f"{link}.m"].prior, (1 + r) * params[f"{link}.m"].prior)
+                    for link in params.links}
+        unknown = set(self.mass_bounds) - set(params.links)
+        if unknown:
+            raise DataError(f"mass_bounds: unknown links {sorted(unknown)}; links are "
+                            f"{list(params.links)}")
+        return {k: (float(lo), float(hi)) for k, (lo, hi) in self.mass_bounds.items()}
+
+    def _entropic(self, robot: Robot, theta):
+        cp = _cvxpy()
+        params = robot.parameters
+        terms = []
+        for link in params.links:
+            idx = params.link_block(link)
+            Jp = pseudo_inertia(robot.prior[idx])
+            if np.linalg.eigvalsh(Jp)[0] <= 0:
+                raise DataError(f"regularization 'entropic': the prior of {link} is not a "
+                                "physical link (its pseudo-inertia is not positive definite); "
+                                "give it a mass and inertia, or use 'euclidean'")
+            J = cp.reshape(_PSEUDO @ theta[idx], (4, 4), order="F")
+            terms.append(-cp.log_det(J) + cp.trace(np.linalg.inv(Jp) @ J))
+        return cp.sum(cp.hstack(terms)) if terms else 0.0
+
+    def _run(self, problem) -> str:
+        cp = _cvxpy()
+        kwargs = ({"eps_abs": self.tolerance, "eps_rel": self.tolerance,
+                   "max_iters": self.max_iters} if self.solver == "SCS" else
+                  {"tol_gap_abs": self.tolerance, "tol_gap_rel": self.tolerance,
+                   "tol_feas": self.tolerance})
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)
+                problem.solve(solver=self.solver, **kwargs)
+        except cp.error.SolverError as exc:
+            raise SolverError(f"physically consistent estimate: {self.solver} failed ({exc}); "
+                              "try the other solver or a looser tolerance") from None
+        return problem.status
+
+    def _raise_infeasible(self, groups: dict[str, tuple[list, object]]) -> None:
+        """Raise naming a smallest set of groups that is infeasible on its own, found by
+        dropping groups one at a time (a deletion filter)."""
+        cp = _cvxpy()
+        needed = list(groups)
+        for name in list(needed):
+            trial = [g for g in needed if g != name]
+            problem = cp.Problem(cp.Minimize(0), [c for g in trial for c in groups[g][0]])
+            if self._run(problem) in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE):
+                needed = trial
+        raise SolverError(f"physically consistent estimate: the constraints are infeasible; "
+                          f"these groups cannot hold together: {needed}. Relax or remove one "
+                          "of them (bounds, boxes, epsilon)")
+
+    def _polish(self, robot: Robot, value: np.ndarray) -> tuple[np.ndarray, float]:
+        """Move a solution that misses its constraints by no more than the solver's accuracy
+        onto them: bounds are clipped, and a pseudo-inertia whose smallest eigenvalue is below
+        ε is shifted by ``d I`` (``m += d``, each diagonal inertia ``+= 2d``, which keeps the
+        centre of mass between its old place and the frame origin, so inside its box).
+        Returns the parameters and the largest shift ``d``."""
+        params = robot.parameters
+        lo, hi = params.lower, params.upper
+        slack = 10 * self.tolerance * np.maximum(np.abs(value), 1.0)
+        out = value.copy()
+        for bound, sign in ((lo, 1), (hi, -1)):
+            miss = sign * (bound - out)
+            fix = np.isfinite(bound) & (miss > 0) & (miss <= slack) & np.array(
+                [p.group != "link" for p in params])
+            out[fix] = bound[fix]
+        worst = 0.0
+        for link in params.links:
+            idx = params.link_block(link)
+            low = np.linalg.eigvalsh(pseudo_inertia(out[idx]))[0]
+            if low < self.epsilon:
+                d = (self.epsilon - low) * (1 + 1e-6) + 1e-15
+                out[idx[0]] += d
+                out[idx[[4, 6, 9]]] += 2 * d  # Ixx, Iyy, Izz
+                worst = max(worst, d)
+        return out, worst

@@ -1,0 +1,206 @@
+"""Linear estimators of the base parameters: OLS, WLS and Gauss–Markov.
+
+Every estimator follows scikit-learn's conventions: settings are keyword-only constructor
+arguments, :meth:`Estimator.fit` takes an :class:`~dynid.identify.data.IdentificationData`,
+validates, solves and returns ``self``; what it learned ends in ``_``:
+
+``base_params_``, ``base_cov_``
+    base parameter estimate (b,) and covariance (b, b);
+``params_``, ``cov_``
+    standard parameters (p,) and covariance (p, p) (see
+    :class:`~dynid.identify.result.IdentificationResult` for how they relate to the base ones);
+``noise_covariance_``
+    output noise covariance (n, n) used or estimated;
+``result_``
+    the :class:`~dynid.identify.result.IdentificationResult`.
+
+The estimators work on the compressed system, never on raw rows. With ``W`` the stacked base
+regressor, ``y`` the outputs and ``Σ`` the output noise covariance of one sample:
+
+* OLS: ``θ = argmin ‖W θ − y‖``, ``P = σ² (WᵀW)⁻¹`` with ``σ²`` the residual variance;
+* WLS: each output weighted by ``1/σ_j`` from the residuals of a first OLS pass (Gautier);
+* Gauss–Markov (Abdellatif (9)–(10)): ``θ = (Wᵀ Σ⁻¹ W)⁻¹ Wᵀ Σ⁻¹ y`` and
+  ``P = (Wᵀ Σ⁻¹ W)⁻¹``, with the full ``Σ`` given, taken from period averaging, or estimated
+  from first-pass residuals.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ..errors import DataError
+from .data import IdentificationData, decimation_filter
+from .result import IdentificationResult
+from .system import JointSystem, LinearSystem
+
+__all__ = ["OLS", "WLS", "Estimator", "GaussMarkov"]
+
+
+class Estimator:
+    """Base class: subclasses implement :meth:`_estimate`."""
+
+    method = "estimator"
+
+    def fit(self, data: IdentificationData) -> Estimator:
+        """Estimate the parameters from ``data``; returns ``self``."""
+        if not isinstance(data, IdentificationData):
+            raise DataError(f"fit: expected IdentificationData, found {type(data).__name__}; "
+                            "wrap the robot and recordings in IdentificationData(robot, "
+                            "recordings)")
+        start = time.perf_counter()
+        system = data.system()
+        out = self._estimate(data, system)
+        base = data.base
+        self.base_params_ = out["base_params"]
+        self.base_cov_ = out["base_cov"]
+        B = base.matrix
+        if "params" in out:
+            self.params_ = out["params"]
+        else:
+            self.params_ = base.from_base(self.base_params_, data.robot.prior)
+        Bp = np.linalg.pinv(B)
+        self.cov_ = Bp @ self.base_cov_ @ Bp.T
+        self.noise_covariance_ = out["noise_covariance"]
+        gram = system.residuals_gram(B @ self.params_)
+        rmse = np.sqrt(np.diag(gram) / system.n_samples)
+        solver = dict(out.get("solver", {}))
+        solver["time"] = time.perf_counter() - start
+        params = data.robot.parameters
+        self.result_ = IdentificationResult(
+            method=self.method, robot=data.robot.name, output=data.robot.output,
+            names=params.names, units=tuple(p.unit for p in params), params=self.params_,
+            cov=self.cov_, base_names=base.names, base_matrix=B, base_params=B @ self.params_,
+            base_cov=self.base_cov_, noise_covariance=self.noise_covariance_,
+            training_rmse=rmse, n_samples=system.n_samples,
+            output_names=data.robot.output_names, settings=self.get_params(),
+            processing=data.processing, solver=solver)
+        return self
+
+    def get_params(self) -> dict:
+        """The estimator's settings (constructor arguments)."""
+        return {k: v for k, v in vars(self).items() if not k.endswith("_")}
+
+    def _estimate(self, data: IdentificationData, system: JointSystem) -> dict:
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        return f"{type(self).__name__}({args})"
+
+
+def ols(system: JointSystem) -> tuple[np.ndarray, LinearSystem, float]:
+    """OLS solution, the unweighted system and the residual variance per row."""
+    stacked = system.system()
+    theta = stacked.solve()
+    dof = stacked.n_rows - stacked.n_params
+    if dof <= 0:
+        raise DataError(f"identification: {stacked.n_rows} rows for {stacked.n_params} base "
+                        "parameters; record more samples")
+    return theta, stacked, stacked.residual_norm2(theta) / dof
+
+
+def first_pass_covariance(system: JointSystem, *, diagonal: bool) -> np.ndarray:
+    """Output noise covariance from the residuals of an OLS fit (diagonal or full)."""
+    theta, _, _ = ols(system)
+    cov = system.residual_covariance(theta)
+    if diagonal:
+        cov = np.diag(np.diag(cov))
+    if np.any(np.diag(cov) <= 0):
+        zero = int(np.argmin(np.diag(cov)))
+        raise DataError(f"output {zero}: the first-pass residual is zero; a weighted estimate "
+                        "needs noise on every output (use OLS)")
+    return cov
+
+
+def gauss_markov(system: JointSystem, covariance: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray, LinearSystem]:
+    """Gauss–Markov estimate and its covariance for a known output covariance (n, n)."""
+    whitened = system.system(covariance=covariance)
+    theta = whitened.solve()
+    return theta, whitened.inverse_information(), whitened
+
+
+class OLS(Estimator):
+    """Ordinary least squares on the base parameters."""
+
+    method = "ols"
+
+    def __init__(self) -> None:
+        pass
+
+    def _estimate(self, data, system):
+        theta, _, sigma2 = ols(system)
+        stacked = system.system()
+        return {"base_params": theta, "base_cov": sigma2 * stacked.inverse_information(),
+                "noise_covariance": sigma2 * np.eye(system.n_outputs)}
+
+
+class WLS(Estimator):
+    """Weighted least squares: each output weighted by the inverse of its noise standard
+    deviation, estimated from the residuals of a first OLS pass.
+
+    Parameters
+    ----------
+    iterations
+        Reweighting passes (1: weights from the OLS residuals).
+    """
+
+    method = "wls"
+
+    def __init__(self, *, iterations: int = 1):
+        self.iterations = int(iterations)
+
+    def _estimate(self, data, system):
+        cov = first_pass_covariance(system, diagonal=True)
+        for _ in range(self.iterations):
+            theta, P, _ = gauss_markov(system, cov)
+            cov = np.diag(np.diag(system.residual_covariance(theta)))
+        theta, P, _ = gauss_markov(system, cov)
+        return {"base_params": theta, "base_cov": P, "noise_covariance": cov}
+
+
+class GaussMarkov(Estimator):
+    """Gauss–Markov estimate with a full output noise covariance (Abdellatif (9)).
+
+    Parameters
+    ----------
+    covariance
+        The output noise covariance (n, n) of one sample; ``"recordings"`` to use the one
+        known from period averaging; ``"residuals"`` to estimate it from first-pass OLS
+        residuals; ``"auto"`` (default): the recordings' when known, else the residuals'.
+    """
+
+    method = "gauss-markov"
+
+    def __init__(self, *, covariance: str | np.ndarray = "auto"):
+        self.covariance = covariance
+
+    def _estimate(self, data, system):
+        cov = resolve_covariance(self.covariance, data, system)
+        theta, P, _ = gauss_markov(system, cov)
+        return {"base_params": theta, "base_cov": P, "noise_covariance": cov}
+
+
+def resolve_covariance(setting, data: IdentificationData, system: JointSystem) -> np.ndarray:
+    """The output covariance an estimator setting asks for (see :class:`GaussMarkov`)."""
+    if isinstance(setting, str):
+        if setting not in ("auto", "recordings", "residuals"):
+            raise DataError(f"covariance: expected 'auto', 'recordings', 'residuals' or a "
+                            f"matrix, found {setting!r}")
+        known = data.output_covariance
+        if setting == "recordings" and known is None:
+            raise DataError("covariance='recordings': the recordings carry no output "
+                            "covariance; average periods (Processing(period=...)) or use "
+                            "'residuals'")
+        if setting != "residuals" and known is not None:
+            D = data.processing.decimate
+            # Decimation filters the noise: its variance shrinks by Σ h².
+            return known * (np.sum(decimation_filter(D) ** 2) if D > 1 else 1.0)
+        return first_pass_covariance(system, diagonal=False)
+    cov = np.asarray(setting, dtype=float)
+    n = system.n_outputs
+    if cov.shape != (n, n):
+        raise DataError(f"covariance: expected shape ({n}, {n}), found {cov.shape}")
+    return cov

@@ -1,0 +1,190 @@
+"""Estimators on exact and noisy data at random states: OLS, WLS, Gauss–Markov, physically
+consistent least squares (constraints, infeasibility, regularization), results and their files."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import dynid
+from dynid.identify import (
+    OLS,
+    WLS,
+    GaussMarkov,
+    IdentificationData,
+    PhysicallyConsistent,
+    Processing,
+    Recording,
+    com_boxes,
+    load_result,
+    pseudo_inertia,
+)
+from dynid.models import base_parameters, random_robot, random_states
+
+ROBOT = random_robot(3, seed=2, friction=True, motors=True, output="motor_torque")
+BASE = base_parameters(ROBOT)
+
+
+def _data(theta, noise=None, N=300, seed=0, **kwargs):
+    """A recording at random states with exact derivatives; ``noise`` is the output noise
+    covariance (n, n) or None."""
+    rng = np.random.default_rng(seed)
+    q, v, a = random_states(ROBOT, N, rng)
+    y = dynid.Regressor(ROBOT).predict(q, v, a, theta)
+    if noise is not None:
+        y = y + rng.standard_normal(y.shape) @ np.linalg.cholesky(noise).T
+    rec = Recording(np.arange(N) * 0.01, q, y, velocities=v, accelerations=a,
+                    output_kind=ROBOT.output)
+    return IdentificationData(ROBOT, rec, base=BASE, **kwargs)
+
+
+def _check_physical(estimator, robot=ROBOT, eps=1e-6):
+    params = robot.parameters
+    theta = estimator.params_
+    for link in params.links:
+        assert np.linalg.eigvalsh(pseudo_inertia(theta[params.link_block(link)]))[0] >= \
+            eps - 1e-9
+    for p, value in zip(params, theta, strict=True):
+        if p.group != "link":
+            assert p.lower <= value <= p.upper, p.name
+    for link, (lo, hi) in com_boxes(robot).items():
+        block = theta[params.link_block(link)]
+        com = block[1:4] / block[0]
+        assert np.all(com >= lo - 1e-9) and np.all(com <= hi + 1e-9), link
+
+
+@pytest.mark.parametrize("estimator", [OLS(), WLS(), GaussMarkov(),
+                                       PhysicallyConsistent(),
+                                       PhysicallyConsistent(solver="CLARABEL")])
+def test_exact_data_give_the_base_parameters(estimator):
+    theta = ROBOT.prior * 1.1
+    est = estimator.fit(_data(theta, noise=np.eye(3) * 1e-20))
+    truth = BASE.to_base(theta)
+    np.testing.assert_allclose(est.base_params_, truth, rtol=1e-6, atol=1e-9 * np.abs(
+        truth).max())
+    np.testing.assert_allclose(BASE.to_base(est.params_), truth, rtol=1e-6,
+                               atol=1e-9 * np.abs(truth).max())
+    if isinstance(estimator, PhysicallyConsistent):
+        _check_physical(est)
+        assert est.result_.solver["status"] == "optimal"
+        assert est.result_.solver["lmi_min_eigenvalue"] >= 1e-6 - 1e-9
+
+
+def test_gauss_markov_uncertainty_is_honest():
+    """Over many noise draws with a full output covariance, the Gauss–Markov estimates scatter
+    as their covariance (Abdellatif (10)) says, and better than OLS."""
+    C = np.array([[0.3, 0, 0], [0.25, 0.1, 0], [0.05, -0.1, 0.2]])
+    S = C @ C.T
+    theta = ROBOT.prior
+    truth = BASE.to_base(theta)
+    z, err_gm, err_ols = [], [], []
+    for seed in range(60):
+        data = _data(theta, noise=S, N=120, seed=seed)
+        gm = GaussMarkov(covariance=S).fit(data)
+        z.append((gm.base_params_ - truth) / np.sqrt(np.diag(gm.base_cov_)))
+        err_gm.append(gm.base_params_ - truth)
+        err_ols.append(OLS().fit(data).base_params_ - truth)
+    z = np.array(z)
+    assert 0.85 < np.sqrt(np.mean(z**2)) < 1.15
+    assert np.abs(z.mean(axis=0)).max() < 4 / np.sqrt(len(z))
+    assert np.mean(np.square(err_gm)) < np.mean(np.square(err_ols))
+    # With the covariance estimated from first-pass residuals the estimate is close.
+    est = GaussMarkov(covariance="residuals").fit(_data(theta, noise=S, N=2000, seed=99))
+    np.testing.assert_allclose(est.noise_covariance_, S, atol=0.1 * S.max())
+
+
+def test_wls_weights_follow_each_output_noise():
+    S = np.diag([0.01, 1.0, 0.1]) ** 2
+    est = WLS().fit(_data(ROBOT.prior, noise=S, N=1500))
+    np.testing.assert_allclose(np.sqrt(np.diag(est.noise_covariance_)), [0.01, 1.0, 0.1],
+                               rtol=0.1)
+    with pytest.raises(dynid.DataError, match="covariance='recordings': the recordings carry"):
+        GaussMarkov(covariance="recordings").fit(_data(ROBOT.prior, noise=S))
+
+
+def test_consistent_estimate_meets_active_constraints():
+    """Data from non-physical parameters (a negative mass): the estimate lands on the
+    constraints and satisfies all of them."""
+    theta = ROBOT.prior.copy()
+    params = ROBOT.parameters
+    theta[params.link_block("link3")] *= -0.5
+    theta[params.where(kind="fv")] = -0.2
+    est = PhysicallyConsistent().fit(_data(theta, noise=np.eye(3) * 1e-4))
+    _check_physical(est)
+    info = est.result_.solver
+    assert info["lmi_min_eigenvalue"] == pytest.approx(1e-6, abs=1e-7)
+    assert np.allclose(est.params_[params.where(kind="fv")], 0.0, atol=1e-6)
+    unconstrained = OLS().fit(_data(theta, noise=np.eye(3) * 1e-4))
+    assert est.result_.training_rmse.sum() > unconstrained.result_.training_rmse.sum()
+
+
+def test_user_boxes_and_mass_bounds_hold():
+    params = ROBOT.parameters
+    m1 = params["link1.m"].prior
+    est = PhysicallyConsistent(mass_bounds={"link1": (1.2 * m1, 1.5 * m1)},
+                               com_box={"link2": ([-0.01] * 3, [0.01] * 3)},
+                               total_mass=(0, 100)).fit(_data(ROBOT.prior, noise=np.eye(3) * 1e-4))
+    assert 1.2 * m1 - 1e-9 <= est.params_[params.index("link1.m")] <= 1.5 * m1 + 1e-9
+    block = est.params_[params.link_block("link2")]
+    assert np.all(np.abs(block[1:4] / block[0]) <= 0.01 + 1e-9)
+
+
+def test_infeasible_constraints_name_the_groups():
+    est = PhysicallyConsistent(mass_bounds={"link1": (5.0, 6.0)}, total_mass=(0.0, 3.0))
+    with pytest.raises(dynid.SolverError, match="infeasible") as info:
+        est.fit(_data(ROBOT.prior, noise=np.eye(3) * 1e-4))
+    message = str(info.value)
+    assert "'mass bounds link1'" in message and "'total mass'" in message
+    # The other links' masses must stay positive (their pseudo-inertia or COM box says so);
+    # friction and actuator bounds play no part.
+    assert "link2" in message and "friction bounds" not in message
+    assert "actuator bounds" not in message
+    with pytest.raises(dynid.DataError, match="com_box: unknown links"):
+        PhysicallyConsistent(com_box={"nolink": ([0] * 3, [1] * 3)}).fit(
+            _data(ROBOT.prior, noise=np.eye(3)))
+    with pytest.raises(dynid.DataError, match="regularization: expected None"):
+        PhysicallyConsistent(regularization="l1").fit(_data(ROBOT.prior, noise=np.eye(3)))
+
+
+@pytest.mark.parametrize("kind,solver", [("euclidean", "SCS"), ("entropic", "CLARABEL")])
+def test_regularization_pulls_towards_the_prior(kind, solver):
+    theta = ROBOT.prior * 1.3
+    data = _data(theta, noise=np.eye(3) * 1e-2)
+    free = PhysicallyConsistent(solver=solver).fit(data)
+    strong = PhysicallyConsistent(regularization=kind, weight=1e8, solver=solver).fit(data)
+    _check_physical(strong)
+    link = ROBOT.parameters.link_block("link2")
+    d_free = np.linalg.norm(free.params_[link] - ROBOT.prior[link])
+    d_strong = np.linalg.norm(strong.params_[link] - ROBOT.prior[link])
+    assert d_strong < 0.05 * d_free
+
+
+def test_result_file_round_trip(tmp_path):
+    est = PhysicallyConsistent().fit(_data(ROBOT.prior, noise=np.eye(3) * 1e-2))
+    path = est.result_.save(tmp_path / "result.json")
+    back = load_result(path)
+    np.testing.assert_array_equal(back.params, est.params_)
+    np.testing.assert_array_equal(back.cov, est.cov_)
+    np.testing.assert_array_equal(back.base_matrix, BASE.matrix)
+    assert back.names == ROBOT.parameters.names and back.base_names == BASE.names
+    assert back.settings["epsilon"] == 1e-6 and back.solver["status"] == "optimal"
+    unc = back.uncertainty()
+    np.testing.assert_allclose(np.diag(unc.correlation), 1.0)
+    np.testing.assert_allclose(unc.std, np.sqrt(np.diag(est.base_cov_)))
+    assert unc.condition >= 1.0 and np.all(np.abs(unc.correlation) <= 1 + 1e-12)
+    assert np.isinf(back.standard_uncertainty().condition)  # standard parameters are not all
+    (tmp_path / "bad.json").write_text('{"format": "other"}')                # identifiable
+    with pytest.raises(dynid.DataError, match="not a dynid result file"):
+        load_result(tmp_path / "bad.json")
+
+
+def test_fit_checks_its_input():
+    with pytest.raises(dynid.DataError, match="expected IdentificationData"):
+        OLS().fit(np.zeros(3))
+    with pytest.raises(dynid.DataError, match=r"output is joint_torque, the model of .* "
+                                              r"predicts motor_torque"):
+        t = np.arange(20) * 0.1
+        IdentificationData(ROBOT, Recording(t, np.zeros((20, 3)), np.zeros((20, 3))))
+    data = _data(ROBOT.prior, noise=np.eye(3), N=60, processing=Processing(decimate=5))
+    with pytest.raises(dynid.DataError, match=r"4 samples of 3 outputs for 28 base parameters"):
+        OLS().fit(data)  # decimation keeps 4 samples
