@@ -1,0 +1,194 @@
+"""Everything one design needs, assembled from a robot and its settings.
+
+:func:`assemble` checks the request (free coordinates, limits that leave room for a motion),
+builds the design space, the constraints, the variables, the criterion and the
+:class:`~dynid.trajectories.problem.ExcitationProblem`, and draws random feasible starts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import TrajectoryError
+from ..models import BaseParameters, Regressor, Robot, base_parameters
+from .constraints import Constraint, dense_times
+from .criteria import Criterion, Information, make_criterion, noise_whitener
+from .feasibility import DENSE_SAMPLES, build_constraints, check
+from .fourier import FourierTrajectory
+from .parametrization import Parametrization
+from .problem import ExcitationProblem
+from .sensitivity import base_regressor
+from .settings import DesignSettings
+from .spaces import DesignSpace
+
+__all__ = ["Assembly", "assemble"]
+
+#: Constraint samples per criterion sample.
+CONSTRAINT_FACTOR = 4
+
+
+@dataclass
+class Assembly:
+    """The pieces of one design (see :func:`assemble`)."""
+
+    robot: Robot
+    settings: DesignSettings
+    space: DesignSpace
+    constraints: list[Constraint]
+    param: Parametrization
+    regressor: Regressor
+    base: BaseParameters
+    whitener: np.ndarray | None
+    criterion: Criterion
+    problem: ExcitationProblem
+    dense: int
+
+    def trajectory(self, x: np.ndarray) -> FourierTrajectory:
+        """The trajectory of optimizer variables x."""
+        s = self.settings
+        return FourierTrajectory(self.param.coefficients(x), s.frequency, self.space.names,
+                                 space=s.space, unit=s.unit, ramp=s.ramp_duration,
+                                 periods=s.periods)
+
+    def regressor_on(self, trajectory: FourierTrajectory, samples: int) -> np.ndarray:
+        """Whitened base regressor (samples, n, b) over one period of the steady part."""
+        t = trajectory.ramp + (np.arange(samples) + 0.5) * trajectory.period / samples
+        basis = self.space.basis_state(*trajectory.evaluate(t))
+        return base_regressor(self.regressor, self.base.independent, *basis, self.whitener)
+
+    def start(self, rng: np.random.Generator) -> np.ndarray:
+        """A random start inside every constraint on the grid."""
+        return _feasible_start(self, rng)
+
+
+def assemble(robot: Robot, settings: DesignSettings,
+             previous: Sequence[Information] = ()) -> Assembly:
+    """Check a design request and build its nonlinear program."""
+    s = settings
+    space = DesignSpace(robot, s.space, s.unit)
+    free = _free(space, s.fixed)
+    constraints = build_constraints(robot, space, joint_limits=s.joint_limits,
+                                    actuator_limits=s.actuator_limits, cartesian=s.cartesian,
+                                    margin=s.margin)
+    center, half = _offset_range(robot, space, s)
+    for name, value in s.fixed.items():
+        center[space.names.index(name)] = value
+    lim = space.limits()
+    omega, period = 2 * np.pi * s.frequency, 1.0 / s.frequency
+    param = Parametrization(s.harmonics, omega, center, half, lim.velocity * (1 - s.margin),
+                            lim.acceleration * (1 - s.margin), free, rest=s.boundary == "rest")
+    regressor = Regressor(robot)
+    base = base_parameters(regressor)
+    info = _combine(previous, base.rank)
+    whitener = noise_whitener(s.noise, robot.n)
+    weight = s.rate * period * s.periods / s.samples
+    criterion = make_criterion(s.criterion, scaling=s.scaling, previous=info, weight=weight)
+    ramp, steady = s.ramp_duration, s.periods * period
+    n_c = CONSTRAINT_FACTOR * s.samples
+    problem = ExcitationProblem(
+        space, param, ramp, steady,
+        criterion_times=ramp + (np.arange(s.samples) + 0.5) * period / s.samples,
+        constraint_times=dense_times(period, ramp, s.periods, n_c),
+        delta=(2 * np.pi * s.harmonics / n_c) ** 2 / 8, constraints=constraints,
+        criterion=criterion, regressor=regressor, columns=base.independent, whitener=whitener)
+    return Assembly(robot, s, space, constraints, param, regressor, base, whitener, criterion,
+                    problem, max(DENSE_SAMPLES, 10 * n_c))
+
+
+def _free(space: DesignSpace, fixed: dict) -> np.ndarray:
+    unknown = [k for k in fixed if k not in space.names]
+    if unknown:
+        raise TrajectoryError(f"fixed: unknown coordinates {unknown}; the {space.space} "
+                              f"coordinates are {list(space.names)}")
+    free = np.array([name not in fixed for name in space.names])
+    if not free.any():
+        raise TrajectoryError(f"no free coordinate: every {space.space} coordinate of "
+                              f"{list(space.names)} is fixed, so nothing can be excited; leave "
+                              "at least one coordinate free")
+    return free
+
+
+def _combine(previous: Sequence[Information], rank: int) -> Information | None:
+    info = None
+    for item in previous:
+        if item.matrix.shape != (rank, rank):
+            raise TrajectoryError(f"previous: information of shape {item.matrix.shape} does not "
+                                  f"match the robot's {rank} base parameters")
+        info = item if info is None else info + item
+    return info
+
+
+def _offset_range(robot: Robot, space: DesignSpace, s: DesignSettings
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """Middle and half-width of the positions that the limits of both spaces allow, per design
+    coordinate (elementwise drives; with a coupling matrix, the design space's own limits)."""
+    own = space.limits()
+    lo, hi = own.lower.astype(float).copy(), own.upper.astype(float).copy()
+    trans = robot.transmission
+    other = robot.actuator_limits if space.is_basis else robot.limits
+    use_other = s.actuator_limits if space.is_basis else s.joint_limits
+    use_own = s.joint_limits if space.is_basis else s.actuator_limits
+    if not use_own:
+        lo[:], hi[:] = -np.inf, np.inf
+    for j, drive in enumerate(trans.drives):
+        if not use_other or trans.coupling is not None:
+            break
+        a, b = other.lower[j], other.upper[j]
+        if not (np.isfinite(a) and np.isfinite(b)):
+            continue
+        with np.errstate(all="ignore"):
+            if space.is_basis:
+                ends = drive.inverse(np.array([a, b]))
+            else:
+                ends = drive.evaluate(np.array([a, b]))[0] * space.gain[j] + space.zero[j]
+        if not np.all(np.isfinite(ends)):
+            continue
+        a2, b2 = np.min(ends), np.max(ends)
+        if max(lo[j], a2) >= min(hi[j], b2):
+            name = space.names[j]
+            raise TrajectoryError(
+                f"limits exclude every trajectory: {name} must stay in [{lo[j]:.6g}, "
+                f"{hi[j]:.6g}] {space.units[j]} by its own limits and in [{a2:.6g}, {b2:.6g}] "
+                f"{space.units[j]} by the {'actuator' if space.is_basis else 'joint'} limits, "
+                "which do not overlap; correct one of them")
+        lo[j], hi[j] = max(lo[j], a2), min(hi[j], b2)
+    both = np.isfinite(lo) & np.isfinite(hi)
+    center = np.where(both, (lo + hi) / 2, np.where(np.isfinite(lo), lo, np.where(
+        np.isfinite(hi), hi, 0.0)))
+    half = np.where(both, (hi - lo) / 2 * (1 - s.margin), np.inf)
+    return center, half
+
+
+def _feasible_start(asm: Assembly, rng: np.random.Generator, attempts: int = 30
+                    ) -> np.ndarray:
+    """A random start inside every constraint on the grid: random offsets and harmonics, the
+    harmonics scaled to 90 % of the largest feasible amplitude."""
+    problem, param = asm.problem, asm.param
+    worst = None
+    for attempt in range(attempts):
+        x = param.random(rng, offset_spread=0.5 if attempt < attempts // 2 else 0.0)
+        still = param.at_rest(x)
+        if problem.grid_violation(still) > 0:
+            worst = still if worst is None else worst
+            continue
+        worst = still
+
+        def ok(alpha: float, still=still, x=x) -> bool:
+            return problem.grid_violation(still + alpha * (x - still)) <= 0
+
+        lo, hi = 0.0, 1.0
+        while ok(hi) and hi < 1e6:
+            lo, hi = hi, 2 * hi
+        for _ in range(30):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if ok(mid) else (lo, mid)
+        if lo > 0:
+            return still + 0.9 * lo * (x - still)
+    report = check(asm.trajectory(worst), asm.robot, asm.constraints, per_period=8)
+    report.raise_if_violated("limits exclude every trajectory: holding still at the allowed "
+                             "offsets")
+    raise TrajectoryError("limits exclude every trajectory: no random offset within the "
+                          "limits passes every constraint on the grid; relax the constraints")

@@ -1,0 +1,181 @@
+"""Design an excitation trajectory: multi-start optimization and dense acceptance.
+
+:func:`design_excitation` builds the nonlinear program of
+:class:`~dynid.trajectories.problem.ExcitationProblem` for a robot and
+:class:`~dynid.trajectories.settings.DesignSettings`, then, for each of ``starts`` random
+feasible starting points drawn from ``seed``:
+
+1. runs the optimizer backend (IPOPT by default) from it;
+2. takes the better of where the backend stopped and the best point it evaluated that satisfies
+   every constraint on the constraint grid;
+3. accepts it only after the dense check of every constraint (ramps included); a small
+   violation between grid points is removed by scaling the oscillation about the offsets
+   (:func:`~dynid.trajectories.feasibility.shrink`).
+
+The best accepted trajectory wins. Everything is deterministic for a given seed.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import SolverError
+from ..models import Robot
+from ._progress import Progress
+from .assembly import assemble
+from .constraints import Report
+from .criteria import Information, condition_numbers
+from .feasibility import shrink
+from .fourier import FourierTrajectory
+from .optimizers import Problem, get_optimizer
+from .problem import ExcitationProblem
+from .settings import DesignSettings
+
+__all__ = ["Design", "StartSummary", "design_excitation"]
+
+
+
+@dataclass(frozen=True)
+class StartSummary:
+    """What one start gave: its criterion value (inf if rejected), iterations, status."""
+
+    value: float
+    iterations: int
+    status: str
+    accepted: bool
+
+
+@dataclass(frozen=True)
+class Design:
+    """A designed excitation and how good it is.
+
+    Attributes
+    ----------
+    trajectory
+        The accepted trajectory.
+    settings
+        The settings it was designed with.
+    robot
+        The robot's name.
+    score
+        The criterion at the optimizer's samples (a condition number, or ``−log det``).
+    condition
+        Condition numbers of the base regressor on a dense grid of one period
+        (10 × the optimizer's samples): ``none`` (plain), ``norm`` and ``range`` scaled.
+    rank, base_rank
+        Numerical rank of that dense base regressor, and the number of base parameters.
+    report
+        The dense check of every constraint.
+    starts
+        One summary per start.
+    seconds
+        Wall time of the design.
+    """
+
+    trajectory: FourierTrajectory
+    settings: DesignSettings
+    robot: str
+    score: float
+    condition: dict
+    rank: int
+    base_rank: int
+    report: Report
+    starts: tuple[StartSummary, ...]
+    seconds: float
+
+    def summary(self) -> dict:
+        return {"robot": self.robot, "criterion": self.settings.criterion,
+                "score": self.score, "condition": dict(self.condition), "rank": self.rank,
+                "base_rank": self.base_rank, "margin": self.report.margin,
+                "check_samples": self.report.samples, "seconds": self.seconds,
+                "starts": [s.__dict__ for s in self.starts]}
+
+
+def design_excitation(robot: Robot, settings: DesignSettings | None = None, *,
+                      previous: Sequence[Information] = (), progress: bool = False) -> Design:
+    """Design an excitation trajectory for ``robot``.
+
+    Parameters
+    ----------
+    robot
+        The robot.
+    settings
+        Design settings (default: :class:`DesignSettings` defaults).
+    previous
+        Information of earlier experiments (see
+        :func:`~dynid.trajectories.information.trajectory_information`) that the new trajectory
+        completes.
+    progress
+        Draw a progress bar on standard error.
+    """
+    t0 = time.perf_counter()
+    s = settings or DesignSettings()
+    asm = assemble(robot, s, previous)
+    problem, param, criterion = asm.problem, asm.param, asm.criterion
+    rng = np.random.default_rng(s.seed)
+    optimizer = get_optimizer(s.optimizer, max_iterations=s.max_iterations,
+                              tolerance=s.tolerance)
+    bar = Progress(s.starts * s.max_iterations, f"design {robot.name}", enabled=progress)
+    best: tuple[float, FourierTrajectory, Report] | None = None
+    summaries = []
+    for start in range(s.starts):
+        x0 = asm.start(rng)
+        tracker = _Tracker(problem, bar, start * s.max_iterations, s.max_iterations,
+                           criterion.name, best[0] if best else np.inf)
+        result = optimizer.minimize(Problem(
+            x0, param.lower, param.upper, tracker.objective, tracker.gradient,
+            problem.constraints_value, problem.constraints_jacobian, problem.n_constraints))
+        candidates = [x for x in (tracker.best_x, result.x) if x is not None]
+        x = min(candidates, key=lambda c: (problem.grid_violation(c) > 0, problem.objective(c)))
+        accepted = shrink(asm.trajectory(x), robot, asm.constraints, per_period=asm.dense)
+        value = np.inf
+        if accepted is not None:
+            traj, report = accepted
+            value = problem.objective(param.variables(traj.coefficients))
+            if best is None or value < best[0]:
+                best = (value, traj, report)
+        summaries.append(StartSummary(float(value), result.iterations, result.status,
+                                      accepted is not None))
+    bar.close()
+    if best is None:
+        raise SolverError(f"none of the {s.starts} starts gave a trajectory that passes the "
+                          "dense check of every constraint; try more starts, more iterations "
+                          "or a larger margin")
+    value, traj, report = best
+    W = asm.regressor_on(traj, 10 * s.samples)
+    cond = condition_numbers(W)
+    rank = int(np.linalg.matrix_rank(W.reshape(-1, W.shape[-1]) / np.maximum(
+        np.linalg.norm(W.reshape(-1, W.shape[-1]), axis=0), 1e-300)))
+    score = float(np.exp(value)) if criterion.name == "condition" else float(value)
+    return Design(traj, s, robot.name, score, cond, rank, asm.base.rank, report,
+                  tuple(summaries), time.perf_counter() - t0)
+
+
+class _Tracker:
+    """Counts evaluations for the progress bar and keeps the best point that satisfies every
+    constraint on the grid."""
+
+    def __init__(self, problem: ExcitationProblem, bar: Progress, offset: int, budget: int,
+                 name: str, best: float):
+        self.problem, self.bar, self.offset, self.budget = problem, bar, offset, budget
+        self.name, self.best_value, self.best_x = name, np.inf, None
+        self.overall = best
+        self.gradients = 0
+
+    def objective(self, x: np.ndarray) -> float:
+        f = self.problem.objective(x)
+        if f < self.best_value and self.problem.grid_violation(x) <= 0:
+            self.best_value, self.best_x = f, x.copy()
+        return f
+
+    def gradient(self, x: np.ndarray) -> np.ndarray:
+        self.gradients += 1
+        best = min(self.best_value, self.overall)
+        shown = np.exp(best) if self.name == "condition" else best
+        self.bar.update(self.offset + min(self.gradients, self.budget),
+                        f"best {self.name} {shown:.4g}" if np.isfinite(best) else "")
+        return self.problem.gradient(x)

@@ -1,0 +1,149 @@
+"""Which constraints a design must satisfy, checking them densely, and restoring feasibility.
+
+:func:`build_constraints` turns a robot's limits (and optional Cartesian boxes) into
+:class:`~dynid.trajectories.constraints.Constraint` objects that read the states of the space
+they live in; :func:`evaluate` maps design states there. :func:`check` is the acceptance test: every
+row on a dense grid covering the ramps and one whole period. :func:`shrink` scales the oscillating
+part of a trajectory about its offsets until the dense check passes (every limit of a Fourier
+trajectory in its own space scales with that factor, the offsets themselves being feasible).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..errors import ModelError, TrajectoryError
+from ..models import Robot
+from .constraints import (
+    CartesianBox,
+    Constraint,
+    LimitConstraint,
+    Report,
+    Row,
+    dense_times,
+    worst_points,
+)
+from .fourier import FourierTrajectory
+from .spaces import DesignSpace
+
+__all__ = ["build_constraints", "check", "evaluate", "shrink"]
+
+#: Dense check: samples per period, unless a design asks for more.
+DENSE_SAMPLES = 4000
+
+
+def build_constraints(robot: Robot, space: DesignSpace, *, joint_limits: bool = True,
+                      actuator_limits: bool = True, cartesian: Sequence[CartesianBox] = (),
+                      margin: float = 0.0) -> list[Constraint]:
+    """The constraints of a design in ``space``: the robot's joint limits and actuator limits
+    (the finite ones; each in the units of the space it lives in) and Cartesian boxes."""
+    out: list[Constraint] = []
+    basis_units = DesignSpace(robot, "basis").units
+    if joint_limits:
+        out.append(LimitConstraint(robot.limits, robot.joint_names, basis_units,
+                                   "design" if space.is_basis else "basis", "joint limits",
+                                   margin))
+    if actuator_limits:
+        if space.space == "actuator":
+            out.append(LimitConstraint(space.limits(), robot.actuator_names, space.units,
+                                       "design", "actuator limits", margin))
+        else:
+            out.append(LimitConstraint(robot.actuator_limits, robot.actuator_names,
+                                       ("rad",) * robot.n, "actuator", "actuator limits",
+                                       margin))
+    out.extend(box.bind(robot) for box in cartesian)
+    return [c for c in out if c.rows]
+
+
+def constraint_states(space: DesignSpace, where: str, q, v, a):
+    """Design states mapped to the space a constraint reads (``design``, ``basis``,
+    ``actuator``)."""
+    if where == "design":
+        return q, v, a
+    if where == "basis":
+        return space.basis_state(q, v, a)
+    return space.actuator_state(q, v, a)
+
+
+def _reachable_states(space: DesignSpace, where: str, q, v, a):
+    """:func:`constraint_states`, with NaN at the samples a mechanism cannot reach (a lever
+    beyond its cylinder's stroke) instead of an error for the whole batch."""
+    try:
+        return constraint_states(space, where, q, v, a)
+    except ModelError:
+        out = tuple(np.full_like(q, np.nan) for _ in range(3))
+        for k in range(q.shape[0]):
+            try:
+                row = constraint_states(space, where, q[k:k + 1], v[k:k + 1], a[k:k + 1])
+            except ModelError:
+                continue
+            for x, r in zip(out, row, strict=True):
+                x[k] = r[0]
+        return out
+
+
+def evaluate(constraints: Sequence[Constraint], space: DesignSpace, q, v, a
+             ) -> tuple[np.ndarray, list[Row]]:
+    """Every row's value (N, m) at design states (N, n), and the rows (NaN where a mechanism
+    cannot reach the state)."""
+    cache: dict[str, tuple] = {}
+    values, rows = [], []
+    for c in constraints:
+        if c.space not in cache:
+            cache[c.space] = _reachable_states(space, c.space, q, v, a)
+        values.append(c.values(*cache[c.space]))
+        rows.extend(c.rows)
+    N = q.shape[0]
+    return (np.hstack(values) if values else np.zeros((N, 0))), rows
+
+
+def _space_of(trajectory: FourierTrajectory, robot: Robot) -> DesignSpace:
+    space = DesignSpace(robot, trajectory.space, trajectory.unit)
+    if tuple(trajectory.names) != tuple(space.names):
+        raise TrajectoryError(f"trajectory coordinates {list(trajectory.names)} do not match "
+                              f"the {trajectory.space} coordinates of robot {robot.name!r}, "
+                              f"{list(space.names)}")
+    return space
+
+
+def check(trajectory: FourierTrajectory, robot: Robot,
+          constraints: Sequence[Constraint] | None = None, *,
+          per_period: int = DENSE_SAMPLES) -> Report:
+    """Every constraint row at ``per_period`` samples per period (ramps included).
+
+    ``constraints`` defaults to the robot's joint and actuator limits. Use
+    ``check(...).raise_if_violated()`` to raise :class:`~dynid.errors.TrajectoryError` naming
+    the worst violation: limit, coordinate, value and time.
+    """
+    space = _space_of(trajectory, robot)
+    if constraints is None:
+        constraints = build_constraints(robot, space)
+    t = dense_times(trajectory.period, trajectory.ramp, trajectory.periods, per_period)
+    values, rows = evaluate(constraints, space, *trajectory.evaluate(t))
+    return Report(tuple(worst_points(t, values, rows)), len(t))
+
+
+def shrink(trajectory: FourierTrajectory, robot: Robot, constraints: Sequence[Constraint], *,
+           per_period: int = DENSE_SAMPLES, steps: int = 40
+           ) -> tuple[FourierTrajectory, Report] | None:
+    """The trajectory with its oscillation scaled by the largest factor ≤ 1 (to 1e-6) that
+    passes the dense check, and that check; ``None`` when even the offsets alone fail."""
+    report = check(trajectory, robot, constraints, per_period=per_period)
+    if report.feasible:
+        return trajectory, report
+    still = trajectory.scaled(0.0)
+    if not check(still, robot, constraints, per_period=per_period).feasible:
+        return None
+    lo, hi = 0.0, 1.0
+    for _ in range(steps):
+        mid = (lo + hi) / 2
+        if check(trajectory.scaled(mid), robot, constraints, per_period=per_period).feasible:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo < 1e-6:
+            break
+    out = trajectory.scaled(lo)
+    return out, check(out, robot, constraints, per_period=per_period)

@@ -1,0 +1,174 @@
+"""Fourier trajectories: the analytic derivatives, the ramp, sampling, files and bad input."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from dynid import TrajectoryError
+from dynid.trajectories import DesignSettings, FourierTrajectory
+from dynid.trajectories.fourier import envelope
+from dynid.trajectories.io import load_trajectory, read_trajectory_file, save_trajectory
+
+
+def random_trajectory(rng, n=3, harmonics=4, frequency=0.2, **kw) -> FourierTrajectory:
+    C = rng.standard_normal((n, 1 + 2 * harmonics))
+    return FourierTrajectory(C, frequency, [f"j{i}" for i in range(n)], **kw)
+
+
+@pytest.mark.parametrize("ramp", [0.0, 2.0])
+def test_velocity_and_acceleration_are_time_derivatives(ramp):
+    """q̇ and q̈ against central differences in time, across the ramps too."""
+    rng = np.random.default_rng(0)
+    traj = random_trajectory(rng, ramp=ramp, periods=2)
+    t = np.linspace(0.01, traj.duration - 0.01, 301)
+    h = 1e-5
+    _, v, a = traj.evaluate(t)
+    qp, vp, _ = traj.evaluate(t + h)
+    qm, vm, _ = traj.evaluate(t - h)
+    np.testing.assert_allclose(v, (qp - qm) / (2 * h), atol=1e-7 * np.abs(v).max())
+    np.testing.assert_allclose(a, (vp - vm) / (2 * h), atol=1e-7 * np.abs(a).max())
+
+
+def test_abdellatif_closed_form():
+    """Abdellatif (12), (14), (15) written out for one coordinate with two harmonics."""
+    x0, mu, nu, f = 0.3, [0.5, -0.2], [0.1, 0.4], 0.25
+    traj = FourierTrajectory([[x0, *mu, *nu]], f, ["j"])
+    w = 2 * np.pi * f
+    t = np.linspace(0, 7, 50)
+    q = x0 + sum(mu[k] / ((k + 1) * w) * np.sin((k + 1) * w * t)
+                 - nu[k] / ((k + 1) * w) * np.cos((k + 1) * w * t) for k in range(2))
+    v = sum(mu[k] * np.cos((k + 1) * w * t) + nu[k] * np.sin((k + 1) * w * t) for k in range(2))
+    a = sum((k + 1) * w * (-mu[k] * np.sin((k + 1) * w * t) + nu[k] * np.cos((k + 1) * w * t))
+            for k in range(2))
+    for got, want in zip(traj.evaluate(t), (q, v, a), strict=True):
+        np.testing.assert_allclose(got[:, 0], want, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("ramp", [0.0, 3.0])
+def test_derivatives_with_respect_to_coefficients(ramp):
+    """The basis matrices are the derivatives of q, q̇, q̈ with respect to each coefficient."""
+    rng = np.random.default_rng(1)
+    traj = random_trajectory(rng, n=2, ramp=ramp)
+    t = np.linspace(0, traj.duration, 97)
+    B = traj.basis(t)
+    base = traj.evaluate(t)
+    h = 1e-6
+    for j in range(traj.n):
+        for i in range(traj.coefficients.shape[1]):
+            C = traj.coefficients.copy()
+            C[j, i] += h
+            plus = traj.with_coefficients(C).evaluate(t)
+            C[j, i] -= 2 * h
+            minus = traj.with_coefficients(C).evaluate(t)
+            for k in range(3):
+                fd = (plus[k][:, j] - minus[k][:, j]) / (2 * h)
+                np.testing.assert_allclose(fd, B[k][:, i], atol=1e-8 * max(1, np.abs(fd).max()))
+                np.testing.assert_array_equal(plus[k][:, 1 - j], base[k][:, 1 - j])
+
+
+def test_ramp_starts_and_ends_at_rest_and_joins_the_periodic_motion():
+    rng = np.random.default_rng(2)
+    periodic = random_trajectory(rng)
+    ramped = FourierTrajectory(periodic.coefficients, periodic.frequency, periodic.names,
+                               ramp=4.0, periods=2)
+    assert ramped.duration == pytest.approx(8.0 + 2 * periodic.period)
+    for t_end in (0.0, ramped.duration):
+        q, v, a = ramped.evaluate([t_end])
+        np.testing.assert_allclose(q[0], periodic.offsets, atol=1e-12)
+        np.testing.assert_allclose(v[0], 0, atol=1e-12)
+        np.testing.assert_allclose(a[0], 0, atol=1e-12)
+    # Between the ramps, the ramped trajectory is the periodic one, delayed by the ramp.
+    t = np.linspace(4.0, 4.0 + 2 * periodic.period, 60)
+    for x, y in zip(ramped.evaluate(t), periodic.evaluate(t - 4.0), strict=True):
+        np.testing.assert_allclose(x, y, atol=1e-12)
+    # The envelope is C² at the junctions: value, slope and curvature match from both sides.
+    for t0 in (4.0, 4.0 + 2 * periodic.period):
+        left = envelope(np.array([t0 - 1e-9]), 4.0, 2 * periodic.period)
+        right = envelope(np.array([t0 + 1e-9]), 4.0, 2 * periodic.period)
+        for x, y in zip(left, right, strict=True):
+            np.testing.assert_allclose(x, y, atol=1e-6)
+
+
+def test_sampling_at_a_drive_rate():
+    traj = random_trajectory(np.random.default_rng(3), ramp=1.0)
+    s = traj.sample(250.0)
+    assert s.t[0] == 0 and s.t[-1] == pytest.approx(traj.duration)
+    np.testing.assert_allclose(np.diff(s.t), 1 / 250.0)
+    q, v, a = traj.evaluate(s.t)
+    np.testing.assert_array_equal(s.v, v)
+    np.testing.assert_array_equal(s.q, q)
+    np.testing.assert_array_equal(s.a, a)
+    assert s.names == traj.names
+    with pytest.raises(TrajectoryError, match="rate: expected a sample rate > 0"):
+        traj.sample(0.0)
+
+
+def test_file_round_trip_is_exact(tmp_path):
+    traj = random_trajectory(np.random.default_rng(4), ramp=2.5, periods=3)
+    settings = DesignSettings(harmonics=4, frequency=0.2, boundary="ramp", ramp=2.5, periods=3,
+                              noise=(0.1, 0.2, 0.3), fixed={"j1": 0.5},
+                              cartesian=[{"frame": "tool", "lower": [-np.inf, -1, 0.1],
+                                          "upper": [1, 1, np.inf]}])
+    path = save_trajectory(tmp_path / "t.json", traj, settings=settings, robot="r",
+                           summary={"score": np.inf})
+    json.loads(path.read_text())          # standard JSON: no bare Infinity
+    back = read_trajectory_file(path)
+    np.testing.assert_array_equal(back.trajectory.coefficients, traj.coefficients)
+    assert back.trajectory.names == traj.names and back.trajectory.ramp == 2.5
+    assert back.settings == settings and back.robot == "r"
+    assert back.settings.cartesian[0].lower[0] == -np.inf
+    np.testing.assert_array_equal(load_trajectory(path).evaluate([1.3])[1],
+                                  traj.evaluate([1.3])[1])
+
+
+def test_file_errors(tmp_path):
+    with pytest.raises(TrajectoryError, match="does not exist"):
+        load_trajectory(tmp_path / "missing.json")
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"format": "something else"}')
+    with pytest.raises(TrajectoryError, match="not a dynid trajectory file"):
+        load_trajectory(bad)
+    bad.write_text("{not json")
+    with pytest.raises(TrajectoryError, match="not valid JSON"):
+        load_trajectory(bad)
+
+
+@pytest.mark.parametrize(("kwargs", "match"), [
+    ({"coefficients": np.zeros((2, 1))}, "at least one harmonic"),
+    ({"coefficients": np.zeros((2, 4))}, "at least one harmonic"),
+    ({"frequency": 0.0}, "frequency: expected a fundamental frequency > 0"),
+    ({"frequency": -0.1}, "frequency: expected a fundamental frequency > 0"),
+    ({"frequency": np.nan}, "frequency: expected a fundamental frequency > 0"),
+    ({"names": ["a", "a"]}, "distinct coordinate names"),
+    ({"space": "joint"}, "space: expected one of"),
+    ({"unit": "increments"}, "'increments' in actuator space"),
+    ({"ramp": -1.0}, "ramp: expected a duration"),
+    ({"periods": 0}, "periods: expected a whole number"),
+    ({"coefficients": np.full((2, 3), np.nan)}, "expected finite values"),
+])
+def test_bad_trajectories(kwargs, match):
+    args = {"coefficients": np.zeros((2, 3)), "frequency": 0.1, "names": ["a", "b"]}
+    args.update(kwargs)
+    with pytest.raises(TrajectoryError, match=match):
+        FourierTrajectory(args.pop("coefficients"), args.pop("frequency"), args.pop("names"),
+                          **args)
+
+
+@pytest.mark.parametrize(("kwargs", "match"), [
+    ({"harmonics": 0}, "harmonics: expected a whole number ≥ 1"),
+    ({"harmonics": 2.5}, "harmonics: expected a whole number ≥ 1"),
+    ({"frequency": 0.0}, "frequency: expected a fundamental frequency > 0"),
+    ({"frequency": -2.0}, "frequency: expected a fundamental frequency > 0"),
+    ({"criterion": "a-optimal"}, "criterion: expected one of"),
+    ({"optimizer": "newton"}, "optimizer: expected one of"),
+    ({"boundary": "ramp", "ramp": 0.0}, "needs a ramp duration > 0"),
+    ({"margin": 1.0}, "margin: expected a fraction"),
+    ({"samples": 2}, "samples: expected a whole number ≥ 8"),
+    ({"starts": 0}, "starts: expected a whole number ≥ 1"),
+])
+def test_bad_settings(kwargs, match):
+    with pytest.raises(TrajectoryError, match=match):
+        DesignSettings(**kwargs)

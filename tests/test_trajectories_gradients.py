@@ -1,0 +1,168 @@
+"""Derivatives used by the design, each against finite differences or a closed form."""
+
+from __future__ import annotations
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+import dynid
+from dynid.models import Regressor, base_parameters, random_robot, random_states
+from dynid.trajectories import CartesianBox, DesignSettings, DesignSpace
+from dynid.trajectories.assembly import assemble
+from dynid.trajectories.criteria import ConditionNumber, DOptimal, Information
+from dynid.trajectories.sensitivity import base_regressor, regressor_vjp
+
+
+def scaled_matrix(rng, rows=60, n=3, b=8):
+    """A random regressor whose columns span eight orders of magnitude, as in SI units."""
+    return rng.standard_normal((rows, n, b)) * np.logspace(-5, 3, b)
+
+
+def directional(f, x, d, h):
+    return (f(x + h * d) - f(x - h * d)) / (2 * h)
+
+
+CRITERIA = [ConditionNumber("range"), ConditionNumber("norm"), ConditionNumber("none"),
+            DOptimal(), DOptimal(weight=7.0)]
+
+
+@pytest.mark.parametrize("criterion", CRITERIA, ids=lambda c: f"{c.name}-"
+                         f"{getattr(c, 'scaling', c.weight)}")
+@pytest.mark.parametrize("with_previous", [False, True])
+def test_criterion_gradient(criterion, with_previous):
+    rng = np.random.default_rng(0)
+    W = scaled_matrix(rng)
+    if with_previous:
+        criterion.previous = Information.from_regressor(scaled_matrix(rng, rows=20))
+    try:
+        _, G = criterion.objective(W)
+        for _ in range(3):
+            D = rng.standard_normal(W.shape) * np.abs(W).max(axis=(0, 1))
+            fd = directional(lambda w: criterion.objective(w, False)[0], W, D, 1e-5)
+            assert np.sum(G * D) == pytest.approx(fd, rel=1e-6, abs=1e-9)
+    finally:
+        criterion.previous = None
+
+
+@pytest.mark.parametrize("scaling", ["range", "norm", "none"])
+def test_previous_information_is_stacking_rows(scaling):
+    """A criterion with earlier information equals the criterion of the stacked regressors,
+    computed directly with numpy."""
+    rng = np.random.default_rng(1)
+    W1, W2 = scaled_matrix(rng, rows=30), scaled_matrix(rng, rows=50)
+    stacked = np.vstack([W1.reshape(-1, 8), W2.reshape(-1, 8)])
+    if scaling == "range":
+        scale = stacked.max(axis=0) - stacked.min(axis=0)
+    elif scaling == "norm":
+        scale = np.linalg.norm(stacked, axis=0)
+    else:
+        scale = np.ones(8)
+    c = ConditionNumber(scaling, previous=Information.from_regressor(W1))
+    assert c.score(W2) == pytest.approx(np.linalg.cond(stacked / scale), rel=1e-7)
+    d = DOptimal(previous=Information.from_regressor(W1))
+    assert d.score(W2) == pytest.approx(-np.linalg.slogdet(stacked.T @ stacked)[1], rel=1e-9)
+
+
+def test_regressor_sensitivities_against_finite_differences():
+    """⟨G, ∂W/∂x⟩ at single samples of a random robot with friction and gear motors, output
+    current, against central differences of the criterion in each state."""
+    robot = random_robot(4, seed=3, friction=True, motors=True, output="current",
+                         prismatic=0.3)
+    reg = Regressor(robot)
+    cols = base_parameters(reg).independent
+    q, v, a = random_states(robot, 25, np.random.default_rng(4))
+    crit = ConditionNumber("norm")
+    W = base_regressor(reg, cols, q, v, a)
+    _, G = crit.objective(W)
+    sensitivities = regressor_vjp(reg, cols, q, v, a, G)
+
+    def f(states):
+        return crit.objective(base_regressor(reg, cols, *states), False)[0]
+
+    assert np.abs(v[[0, 11]]).min() > 1e-2      # no Coulomb sign flip within the steps
+    for k in (0, 11):
+        for kind in range(3):
+            for j in range(robot.n):
+                h = 1e-4    # q: O(h²) error; q̇: quadratic, exact; q̈: linear, exact
+                plus = [x.copy() for x in (q, v, a)]
+                minus = [x.copy() for x in (q, v, a)]
+                plus[kind][k, j] += h
+                minus[kind][k, j] -= h
+                fd = (f(plus) - f(minus)) / (2 * h)
+                assert sensitivities[kind][k, j] == pytest.approx(fd, rel=1e-6, abs=1e-9)
+
+
+def test_lever_map_jacobian_closed_form():
+    """Blocks of the motor-space → joint-space Jacobian of the Ariane arm, in encoder
+    increments, against the lever's own derivatives: q = g⁻¹(q_m) gives ∂q/∂q_m = ∂q̇/∂q̇_m =
+    ∂q̈/∂q̈_m = 1/g′ and ∂q̈/∂q̇_m = −2 g″ q̇ / g′²."""
+    robot = dynid.load_robot("ariane")
+    space = DesignSpace(robot, "actuator", "increments")
+    lim = space.limits()
+    rng = np.random.default_rng(5)
+    x = lim.lower + (lim.upper - lim.lower) * rng.uniform(0.1, 0.9, (6, 3))
+    xd = rng.uniform(-300, 300, (6, 3))
+    xdd = rng.uniform(-1000, 1000, (6, 3))
+    J = space.jacobian("basis", x, xd, xdd, scale=lim.upper - lim.lower)
+    q, v, _ = space.basis_state(x, xd, xdd)
+    gain = space.gain
+    for j, drive in enumerate(robot.transmission.drives):
+        _, gp, gpp = drive.evaluate(q[:, j])
+        for k in range(3):
+            np.testing.assert_allclose(J[:, k, j, k, j], 1 / (gp * gain[j]), rtol=1e-6)
+        np.testing.assert_allclose(J[:, 2, j, 1, j], -2 * gpp * v[:, j] / gp**2 / gain[j],
+                                   rtol=1e-6)
+        others = [i for i in range(3) if i != j]
+        assert np.all(J[:, :, j][:, :, :, others] == 0)     # elementwise drives
+
+
+def test_cartesian_jacobian_against_finite_differences(panda):
+    box = CartesianBox("flange", (-1, -1, 0.0), (1, 1, 1.5)).bind(panda)
+    q = random_states(panda, 4, np.random.default_rng(6))[0]
+    J = box.jacobian(q, q, q)[:, :, 0, :]
+    h = 1e-6
+    for j in range(panda.n):
+        e = np.zeros(panda.n)
+        e[j] = h
+        fd = (box.values(q + e, q, q) - box.values(q - e, q, q)) / (2 * h)
+        np.testing.assert_allclose(J[:, :, j], fd, atol=1e-8)
+    # and the values are the frame's origin from Pinocchio's forward kinematics
+    model = panda.tree.model
+    data = model.createData()
+    pin.framesForwardKinematics(model, data, q[0])
+    np.testing.assert_allclose(box.values(q[:1], q[:1], q[:1])[0],
+                               data.oMf[model.getFrameId("flange")].translation)
+
+
+CASES = {
+    "panda-basis-rest": ("panda", dict()),
+    "panda-d-optimal-noise": ("panda", dict(criterion="d-optimal",
+                                            noise=(1, 2, 1, 2, 0.5, 0.5, 0.3))),
+    "panda-ramp-cartesian": ("panda", dict(boundary="ramp", ramp=3.0, cartesian=[
+        CartesianBox("flange", (-np.inf, -np.inf, 0.2), (np.inf, np.inf, np.inf))])),
+    "random-motors-actuator": ("random", dict(space="actuator", scaling="norm")),
+    "ariane-increments": ("ariane", dict(space="actuator", unit="increments", harmonics=5,
+                                         frequency=0.0125)),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_design_gradients_against_finite_differences(case):
+    """Objective gradient and constraint Jacobian with respect to the optimizer variables,
+    along random directions, at a random feasible start."""
+    name, kw = CASES[case]
+    robot = (random_robot(3, seed=7, friction=True, motors=True) if name == "random"
+             else dynid.load_robot(name))
+    asm = assemble(robot, DesignSettings(samples=24, **kw))
+    rng = np.random.default_rng(8)
+    x = asm.start(rng)
+    p = asm.problem
+    g, J = p.gradient(x), p.constraints_jacobian(x)
+    for _ in range(2):
+        d = rng.standard_normal(len(x))
+        d /= np.linalg.norm(d)
+        fd = directional(p.objective, x, d, 1e-6)
+        assert g @ d == pytest.approx(fd, rel=2e-6, abs=1e-8)
+        fdc = directional(p.constraints_value, x, d, 1e-6)
+        np.testing.assert_allclose(J @ d, fdc, rtol=1e-5, atol=1e-7)
