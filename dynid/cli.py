@@ -60,6 +60,10 @@ def build_parser() -> argparse.ArgumentParser:
     info.add_argument("robot", help="embedded robot name or robot file")
     info.add_argument("--base", action="store_true", help="also list the base parameters")
     info.set_defaults(func=_info)
+
+    from .trajectories.cli import add_design_parser
+
+    add_design_parser(sub)
     return parser
 
 
