@@ -61,7 +61,9 @@ def test_previous_information_is_stacking_rows(scaling):
     c = ConditionNumber(scaling, previous=Information.from_regressor(W1))
     assert c.score(W2) == pytest.approx(np.linalg.cond(stacked / scale), rel=1e-7)
     d = DOptimal(previous=Information.from_regressor(W1))
-    assert d.score(W2) == pytest.approx(-np.linalg.slogdet(stacked.T @ stacked)[1], rel=1e-9)
+    logdet = np.linalg.slogdet(stacked.T @ stacked)[1]
+    assert d.score(W2) == pytest.approx(-logdet, rel=1e-9)
+    assert d.objective(W2, gradient=False)[0] == pytest.approx(-logdet / 8, rel=1e-9)
 
 
 def test_regressor_sensitivities_against_finite_differences():

@@ -45,6 +45,9 @@ class Assembly:
     criterion: Criterion
     problem: ExcitationProblem
     dense: int
+    #: Regressor columns of the base parameters that the free coordinates can excite (all of
+    #: ``base.independent`` unless coordinates are fixed).
+    columns: np.ndarray
 
     def trajectory(self, x: np.ndarray) -> FourierTrajectory:
         """The trajectory of optimizer variables x."""
@@ -57,11 +60,30 @@ class Assembly:
         """Whitened base regressor (samples, n, b) over one period of the steady part."""
         t = trajectory.ramp + (np.arange(samples) + 0.5) * trajectory.period / samples
         basis = self.space.basis_state(*trajectory.evaluate(t))
-        return base_regressor(self.regressor, self.base.independent, *basis, self.whitener)
+        return base_regressor(self.regressor, self.columns, *basis, self.whitener)
 
     def start(self, rng: np.random.Generator) -> np.ndarray:
         """A random start inside every constraint on the grid."""
         return _feasible_start(self, rng)
+
+    def within_grid(self, x: np.ndarray) -> np.ndarray | None:
+        """x with its oscillation scaled about the offsets by the largest factor ≤ 1 that
+        satisfies every constraint on the grid (x itself when it does); ``None`` when the
+        offsets alone do not."""
+        problem = self.problem
+        if problem.grid_violation(x) <= 0:
+            return x
+        still = self.param.at_rest(x)
+        if problem.grid_violation(still) > 0:
+            return None
+        lo, hi = 0.0, 1.0
+        for _ in range(40):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if problem.grid_violation(still + mid * (x - still)) <= 0 \
+                else (lo, mid)
+            if hi - lo < 1e-7:
+                break
+        return still + lo * (x - still)
 
 
 def assemble(robot: Robot, settings: DesignSettings,
@@ -82,7 +104,8 @@ def assemble(robot: Robot, settings: DesignSettings,
                             lim.acceleration * (1 - s.margin), free, rest=s.boundary == "rest")
     regressor = Regressor(robot)
     base = base_parameters(regressor)
-    info = _combine(previous, base.rank)
+    columns = _excitable(space, param, regressor, base) if s.fixed else base.independent
+    info = _combine(previous, len(columns))
     whitener = noise_whitener(s.noise, robot.n)
     weight = s.rate * period * s.periods / s.samples
     criterion = make_criterion(s.criterion, scaling=s.scaling, previous=info, weight=weight)
@@ -93,9 +116,40 @@ def assemble(robot: Robot, settings: DesignSettings,
         criterion_times=ramp + (np.arange(s.samples) + 0.5) * period / s.samples,
         constraint_times=dense_times(period, ramp, s.periods, n_c),
         delta=(2 * np.pi * s.harmonics / n_c) ** 2 / 8, constraints=constraints,
-        criterion=criterion, regressor=regressor, columns=base.independent, whitener=whitener)
+        criterion=criterion, regressor=regressor, columns=columns, whitener=whitener)
     return Assembly(robot, s, space, constraints, param, regressor, base, whitener, criterion,
-                    problem, max(DENSE_SAMPLES, 10 * n_c))
+                    problem, max(DENSE_SAMPLES, 10 * n_c), columns)
+
+
+def _excitable(space: DesignSpace, param: Parametrization, regressor: Regressor,
+               base: BaseParameters, tolerance: float = 1e-8) -> np.ndarray:
+    """The base columns that stay independent when some coordinates are held still.
+
+    A held coordinate leaves parameters without excitation (the inertia of a link that never
+    turns about its own axis, say), so the criterion would be infinite for every trajectory.
+    The base regressor is stacked at random states that keep the fixed coordinates still, its
+    columns scaled to unit norm, and each column kept, in the base order, when it adds to the
+    span of those kept (the rank test of :func:`~dynid.models.base_parameters`)."""
+    rng = np.random.default_rng(0)
+    n, b = space.n, base.rank
+    N = max(60, int(np.ceil(6 * b / n)))
+    half = np.where(np.isfinite(param.offset_scale), param.offset_scale, 1.0)
+    free = param.free
+    q = param.center + free * half * rng.uniform(-0.9, 0.9, (N, n))
+    v = free * param.amplitude_scale[:, 0] * rng.standard_normal((N, n))
+    a = free * param.amplitude_scale[:, 0] * param.omega * rng.standard_normal((N, n))
+    W = base_regressor(regressor, base.independent, *space.basis_state(q, v, a))
+    W = W.reshape(-1, b)
+    W = W / np.maximum(np.linalg.norm(W, axis=0), 1e-300)
+    kept: list[int] = []
+    Q = np.zeros((W.shape[0], 0))
+    for i in range(b):
+        r = W[:, i] - Q @ (Q.T @ W[:, i])
+        r -= Q @ (Q.T @ r)
+        if np.linalg.norm(r) > np.sqrt(tolerance):
+            kept.append(i)
+            Q = np.column_stack([Q, r / np.linalg.norm(r)])
+    return base.independent[np.array(kept, dtype=int)]
 
 
 def _free(space: DesignSpace, fixed: dict) -> np.ndarray:
@@ -156,9 +210,10 @@ def _offset_range(robot: Robot, space: DesignSpace, s: DesignSettings
                 "which do not overlap; correct one of them")
         lo[j], hi[j] = max(lo[j], a2), min(hi[j], b2)
     both = np.isfinite(lo) & np.isfinite(hi)
-    center = np.where(both, (lo + hi) / 2, np.where(np.isfinite(lo), lo, np.where(
-        np.isfinite(hi), hi, 0.0)))
-    half = np.where(both, (hi - lo) / 2 * (1 - s.margin), np.inf)
+    finite_lo, finite_hi = np.where(np.isfinite(lo), lo, 0.0), np.where(np.isfinite(hi), hi, 0.0)
+    center = np.where(both, (finite_lo + finite_hi) / 2,
+                      np.where(np.isfinite(lo), finite_lo, finite_hi))
+    half = np.where(both, (finite_hi - finite_lo) / 2 * (1 - s.margin), np.inf)
     return center, half
 
 

@@ -126,6 +126,9 @@ def run_design(args: argparse.Namespace) -> None:
               f"{settings.samples} samples per period\n")
     out.write(f"condition      {c['range']:.4g} (columns by range), {c['norm']:.4g} (by norm), "
               f"{c['none']:.4g} (plain); rank {design.rank} of {design.base_rank}\n")
+    if design.base_rank < design.robot_rank:
+        out.write(f"               {design.robot_rank - design.base_rank} of the robot's "
+                  f"{design.robot_rank} base parameters need the fixed coordinates to move\n")
     out.write(f"constraints    worst margin {design.report.margin:.4g} of the range on "
               f"{design.report.samples} samples\n")
     out.write(f"time           {design.seconds:.2f} s, {settings.starts} starts\n")

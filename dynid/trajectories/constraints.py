@@ -226,15 +226,15 @@ class Violation:
 
     def message(self) -> str:
         r = self.row
-        what = f"{r.group[:-1]} {r.quantity}" if r.group != "cartesian bounds" else \
-            f"{r.quantity} position of frame"
+        what = r.quantity if r.group != "cartesian bounds" else f"{r.quantity} position"
+        bound = {"joint limits": "joint limit", "actuator limits": "actuator limit",
+                 "cartesian bounds": "cartesian bound"}.get(r.group, r.group)
         if np.isnan(self.value):
             return (f"{r.coordinate}: {what} cannot be computed at t = {self.time:.4g} s: the "
-                    "mechanism cannot reach that state (allowed "
-                    f"{r.describe()})")
+                    f"mechanism cannot reach that state (the {bound} is {r.describe()})")
         side = "above" if self.value > r.upper else "below"
         return (f"{r.coordinate}: {what} reaches {self.value:.6g} {r.unit} at t = "
-                f"{self.time:.4g} s, {side} the allowed {r.describe()}")
+                f"{self.time:.4g} s, {side} the {bound} {r.describe()}")
 
 
 @dataclass(frozen=True)

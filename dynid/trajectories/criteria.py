@@ -10,7 +10,10 @@ added (:class:`Information`): the design then completes what is already known.
   every row (as the dVRK package does, Wang), by its norm (the scaling of van der Sluis, within
   √b of the best diagonal scaling), or not at all. The objective is ``log cond``.
 * :class:`DOptimal`: ``−log det(Wᵀ Σ⁻¹ W)`` (Abdellatif (22)), the log-volume of the
-  confidence ellipsoid of the base parameters for output noise of covariance ``Σ``.
+  confidence ellipsoid of the base parameters for output noise of covariance ``Σ``. The
+  objective is divided by b, the number of base parameters (minus the log of the geometric
+  mean of the eigenvalues): the same minimizer, with gradients of order one like ``log cond``,
+  which keeps a quasi-Newton method's first steps within reach of the constraints.
 
 The extreme singular values of a scaled regressor come from the eigenvalues of its small Gram
 matrix (``∂λ_i/∂M = v_i v_iᵀ``); the plain one, whose condition number in SI units can exceed
@@ -215,10 +218,13 @@ class DOptimal(Criterion):
     name = "d-optimal"
 
     def score(self, W):
-        return self.objective(W, gradient=False)[0]
+        """``−log det(w WᵀW + M_0)``."""
+        return self.objective(W, gradient=False)[0] * W.shape[-1]
 
     def objective(self, W, gradient=True):
+        """``−log det(w WᵀW + M_0) / b`` and its gradient."""
         Wf = W.reshape(-1, W.shape[-1])
+        b = Wf.shape[1]
         rows = np.sqrt(self.weight) * Wf
         if self.previous is not None:
             rows = np.vstack([rows, self.previous.root])
@@ -226,13 +232,13 @@ class DOptimal(Criterion):
         diag = np.abs(np.diag(R))
         if not np.all(diag > 0):
             return np.inf, (np.zeros_like(W) if gradient else None)
-        f = float(-2 * np.sum(np.log(diag)))
+        f = float(-2 * np.sum(np.log(diag))) / b
         if not gradient:
             return f, None
         # W M⁻¹ = W R⁻¹ R⁻ᵀ
         X = scipy.linalg.solve_triangular(R, Wf.T, trans="T")       # R⁻ᵀ Wᵀ
         Y = scipy.linalg.solve_triangular(R, X)                     # R⁻¹ R⁻ᵀ Wᵀ
-        return f, (-2 * self.weight * Y.T).reshape(W.shape)
+        return f, (-2 * self.weight / b * Y.T).reshape(W.shape)
 
 
 #: Criterion names accepted by :func:`make_criterion`.

@@ -6,11 +6,13 @@
 feasible starting points drawn from ``seed``:
 
 1. runs the optimizer backend (IPOPT by default) from it;
-2. takes the better of where the backend stopped and the best point it evaluated that satisfies
-   every constraint on the constraint grid;
-3. accepts it only after the dense check of every constraint (ramps included); a small
-   violation between grid points is removed by scaling the oscillation about the offsets
-   (:func:`~dynid.trajectories.feasibility.shrink`).
+2. takes where the backend stopped and the best point it evaluated that satisfies every
+   constraint on the constraint grid; an interior-point method stops slightly outside the
+   constraints, which scaling the oscillation about the offsets by a factor just below one
+   corrects (every limit of a motion about feasible offsets shrinks with its amplitude);
+3. accepts a candidate only after the dense check of every constraint (ramps included),
+   scaling again if a limit is crossed between grid points
+   (:func:`~dynid.trajectories.feasibility.shrink`), and keeps the better one.
 
 The best accepted trajectory wins. Everything is deterministic for a given seed.
 """
@@ -67,7 +69,10 @@ class Design:
         Condition numbers of the base regressor on a dense grid of one period
         (10 × the optimizer's samples): ``none`` (plain), ``norm`` and ``range`` scaled.
     rank, base_rank
-        Numerical rank of that dense base regressor, and the number of base parameters.
+        Numerical rank of that dense base regressor, and the number of its columns: the base
+        parameters the free coordinates can excite (all of them unless coordinates are held).
+    robot_rank
+        The robot's number of base parameters.
     report
         The dense check of every constraint.
     starts
@@ -83,6 +88,7 @@ class Design:
     condition: dict
     rank: int
     base_rank: int
+    robot_rank: int
     report: Report
     starts: tuple[StartSummary, ...]
     seconds: float
@@ -90,7 +96,8 @@ class Design:
     def summary(self) -> dict:
         return {"robot": self.robot, "criterion": self.settings.criterion,
                 "score": self.score, "condition": dict(self.condition), "rank": self.rank,
-                "base_rank": self.base_rank, "margin": self.report.margin,
+                "base_rank": self.base_rank, "robot_rank": self.robot_rank,
+                "margin": self.report.margin,
                 "check_samples": self.report.samples, "seconds": self.seconds,
                 "starts": [s.__dict__ for s in self.starts]}
 
@@ -129,15 +136,21 @@ def design_excitation(robot: Robot, settings: DesignSettings | None = None, *,
         result = optimizer.minimize(Problem(
             x0, param.lower, param.upper, tracker.objective, tracker.gradient,
             problem.constraints_value, problem.constraints_jacobian, problem.n_constraints))
-        candidates = [x for x in (tracker.best_x, result.x) if x is not None]
-        x = min(candidates, key=lambda c: (problem.grid_violation(c) > 0, problem.objective(c)))
-        accepted = shrink(asm.trajectory(x), robot, asm.constraints, per_period=asm.dense)
-        value = np.inf
-        if accepted is not None:
-            traj, report = accepted
-            value = problem.objective(param.variables(traj.coefficients))
-            if best is None or value < best[0]:
-                best = (value, traj, report)
+        value, accepted = np.inf, None
+        for x in (result.x, tracker.best_x):
+            if x is None:
+                continue
+            x = asm.within_grid(x)
+            if x is None:
+                continue
+            checked = shrink(asm.trajectory(x), robot, asm.constraints, per_period=asm.dense)
+            if checked is None:
+                continue
+            v = problem.objective(param.variables(checked[0].coefficients))
+            if v < value:
+                value, accepted = v, checked
+        if accepted is not None and (best is None or value < best[0]):
+            best = (value, *accepted)
         summaries.append(StartSummary(float(value), result.iterations, result.status,
                                       accepted is not None))
     bar.close()
@@ -150,9 +163,9 @@ def design_excitation(robot: Robot, settings: DesignSettings | None = None, *,
     cond = condition_numbers(W)
     rank = int(np.linalg.matrix_rank(W.reshape(-1, W.shape[-1]) / np.maximum(
         np.linalg.norm(W.reshape(-1, W.shape[-1]), axis=0), 1e-300)))
-    score = float(np.exp(value)) if criterion.name == "condition" else float(value)
-    return Design(traj, s, robot.name, score, cond, rank, asm.base.rank, report,
-                  tuple(summaries), time.perf_counter() - t0)
+    score = float(criterion.score(problem.regressor_at(param.variables(traj.coefficients))))
+    return Design(traj, s, robot.name, score, cond, rank, len(asm.columns), asm.base.rank,
+                  report, tuple(summaries), time.perf_counter() - t0)
 
 
 class _Tracker:

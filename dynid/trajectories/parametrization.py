@@ -104,7 +104,8 @@ class Parametrization:
         self.offset = np.zeros((n, nc))
         self.offset[:, 0] = self.center
         self.lower, self.upper = lower, upper
-        self._scale, self._offset_scale = scale, offset_scale
+        #: Scale of the offset variables (n,) and of the amplitude variables (n, n_h).
+        self.offset_scale, self.amplitude_scale = offset_scale, scale
 
     def coefficients(self, x: np.ndarray) -> np.ndarray:
         """Coefficients (n, 1 + 2 n_h) of variables x."""

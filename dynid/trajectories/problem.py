@@ -110,6 +110,11 @@ class ExcitationProblem:
             self._cache = {"key": key, "design": design, "basis": basis, "W": W}
         return self._cache
 
+    def regressor_at(self, x: np.ndarray) -> np.ndarray | None:
+        """The (whitened) base regressor (N, n, b) at the criterion samples, ``None`` when a
+        mechanism cannot reach the states."""
+        return self._regressor(x)["W"]
+
     # Objective ---------------------------------------------------------------------------
     def objective(self, x: np.ndarray) -> float:
         self.evaluations += 1

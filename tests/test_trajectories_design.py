@@ -1,0 +1,270 @@
+"""Designed trajectories: every constraint on a dense grid (checked here with the robot's own
+limits and Pinocchio, not with the design's checker), full-rank base regressors on the Panda and
+the Ariane arm, reproducibility, backends, and every infeasible or bad request."""
+
+from __future__ import annotations
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+import dynid
+from dynid import SolverError, TrajectoryError
+from dynid.models import Limits, Regressor, Robot, base_parameters, random_robot
+from dynid.trajectories import (
+    CartesianBox,
+    DesignSettings,
+    FourierTrajectory,
+    check,
+    design_excitation,
+    get_optimizer,
+)
+from dynid.trajectories.assembly import assemble
+from dynid.trajectories.information import trajectory_information
+
+FAST = dict(samples=24, max_iterations=20, starts=1)
+DENSE = 20001   # samples over the executed duration for the independent checks
+TOL = 1e-9
+
+
+def within(x, lower, upper, what):
+    lower = np.broadcast_to(lower, x.shape)
+    upper = np.broadcast_to(upper, x.shape)
+    bad = (x < lower - TOL * np.maximum(1, np.abs(lower))) | \
+          (x > upper + TOL * np.maximum(1, np.abs(upper)))
+    assert not bad.any(), f"{what} outside its limits at {np.argwhere(bad)[:3].tolist()}"
+
+
+def assert_dense_feasible(robot: Robot, traj: FourierTrajectory):
+    """Joint and actuator limits at every one of DENSE samples, with the robot's own maps."""
+    t = np.linspace(0, traj.duration, DENSE)
+    x, xd, xdd = traj.evaluate(t)
+    trans = robot.transmission
+    if traj.space == "basis":
+        q, v, a = x, xd, xdd
+        qm, vm, am, _ = trans.actuator_state(q, v, a)
+    else:
+        if traj.unit == "increments":
+            x = trans.from_increments(x)
+            xd, xdd = (trans.from_increments(y, derivative=True) for y in (xd, xdd))
+        qm, vm, am = x, xd, xdd
+        q, v, a = trans.basis_state(qm, vm, am)
+    for lim, (p, s, c), where in ((robot.limits, (q, v, a), "joint"),
+                                  (robot.actuator_limits, (qm, vm, am), "actuator")):
+        within(p, lim.lower, lim.upper, f"{where} position")
+        within(s, -lim.velocity, lim.velocity, f"{where} velocity")
+        within(c, -lim.acceleration, lim.acceleration, f"{where} acceleration")
+    return t, q
+
+
+def full_rank(robot: Robot, traj: FourierTrajectory) -> int:
+    reg = Regressor(robot)
+    base = base_parameters(reg)
+    t = traj.ramp + (np.arange(500) + 0.5) * traj.period / 500
+    x, xd, xdd = traj.evaluate(t)
+    if traj.space == "actuator":
+        trans = robot.transmission
+        if traj.unit == "increments":
+            x = trans.from_increments(x)
+            xd, xdd = (trans.from_increments(y, derivative=True) for y in (xd, xdd))
+        x, xd, xdd = trans.basis_state(x, xd, xdd)
+    W = base.regressor(reg(x, xd, xdd)).reshape(-1, base.rank)
+    W = W / np.linalg.norm(W, axis=0)
+    return np.linalg.matrix_rank(W, tol=1e-8 * np.linalg.norm(W, 2)), base.rank
+
+
+@pytest.mark.parametrize("criterion", ["condition", "d-optimal"])
+def test_panda_design(panda, criterion):
+    """D-optimal design pushes every amplitude to its limits and needs more iterations to
+    come back inside them (Abdellatif, section 4)."""
+    settings = DesignSettings(criterion=criterion, **{**FAST, "max_iterations": 60})
+    design = design_excitation(panda, settings)
+    traj = design.trajectory
+    rank, b = full_rank(panda, traj)
+    assert rank == b == design.rank == design.base_rank
+    assert_dense_feasible(panda, traj)
+    assert design.report.feasible and design.report.samples >= 10 * 4 * settings.samples
+    # Starts and ends each period at rest (Swevers' boundary), and is periodic.
+    q, v, a = traj.evaluate([0.0, traj.period])
+    np.testing.assert_allclose(v, 0, atol=1e-12)
+    np.testing.assert_allclose(a, 0, atol=1e-12)
+    np.testing.assert_allclose(q[0], q[1], atol=1e-12)
+    # The optimizer improved on its random feasible start.
+    asm = assemble(panda, settings)
+    start = asm.problem.objective(asm.start(np.random.default_rng(settings.seed)))
+    value = np.log(design.score) if criterion == "condition" else design.score / design.rank
+    assert value < start - 0.5
+
+
+@pytest.mark.parametrize("criterion", ["condition", "d-optimal"])
+def test_ariane_design_in_motor_space(criterion):
+    """Leborne's setting: 3 motors, 5 harmonics, 80 s period, encoder increments (Table III)."""
+    robot = dynid.load_robot("ariane")
+    settings = DesignSettings(space="actuator", unit="increments", harmonics=5,
+                              frequency=1 / 80, criterion=criterion, **FAST)
+    design = design_excitation(robot, settings)
+    traj = design.trajectory
+    assert traj.space == "actuator" and traj.unit == "increments"
+    assert traj.names == robot.actuator_names
+    rank, b = full_rank(robot, traj)
+    assert rank == b == design.rank
+    assert_dense_feasible(robot, traj)
+    # Table III in increments: motor 2 within [0, 6810], at most 600 inc/s.
+    s = traj.sample(10.0)
+    assert s.q[:, 1].min() >= -1e-6 and s.q[:, 1].max() <= 6810 + 1e-6
+    assert np.abs(s.v[:, 1]).max() <= 600 + 1e-6
+
+
+def test_same_seed_same_trajectory(panda):
+    a = design_excitation(panda, DesignSettings(seed=3, **FAST))
+    b = design_excitation(panda, DesignSettings(seed=3, **FAST))
+    c = design_excitation(panda, DesignSettings(seed=4, **FAST))
+    np.testing.assert_array_equal(a.trajectory.coefficients, b.trajectory.coefficients)
+    assert not np.allclose(a.trajectory.coefficients, c.trajectory.coefficients)
+
+
+def test_slsqp_backend(panda):
+    design = design_excitation(panda, DesignSettings(optimizer="slsqp", **FAST))
+    assert design.rank == design.base_rank
+    assert_dense_feasible(panda, design.trajectory)
+
+
+def test_pyoptsparse_backend(panda):
+    pytest.importorskip("pyoptsparse")
+    design = design_excitation(panda, DesignSettings(optimizer="pyoptsparse", **FAST))
+    assert design.rank == design.base_rank
+    assert_dense_feasible(panda, design.trajectory)
+
+
+def test_missing_pyoptsparse_is_reported():
+    try:
+        import pyoptsparse  # noqa: F401
+    except ImportError:
+        with pytest.raises(SolverError, match="optimizer 'pyoptsparse' is not available"):
+            get_optimizer("pyoptsparse")
+    else:
+        pytest.skip("pyOptSparse is installed")
+
+
+def test_ramp_and_cartesian_box(panda):
+    """Wang's amplitude ramp and workspace box: the flange stays above z = 0.25 m at every
+    dense sample (forward kinematics by Pinocchio here), the trajectory starts and ends at
+    rest."""
+    box = CartesianBox("flange", (-np.inf, -np.inf, 0.25), (np.inf, np.inf, np.inf))
+    settings = DesignSettings(boundary="ramp", ramp=2.0, periods=2, cartesian=(box,), **FAST)
+    design = design_excitation(panda, settings)
+    traj = design.trajectory
+    assert traj.duration == pytest.approx(4.0 + 20.0)
+    _, q = assert_dense_feasible(panda, traj)
+    model = panda.tree.model
+    data, fid = model.createData(), model.getFrameId("flange")
+    z = []
+    for qk in q[::4]:
+        pin.framesForwardKinematics(model, data, qk)
+        z.append(data.oMf[fid].translation[2])
+    assert min(z) >= 0.25 - 1e-9
+    _, v, a = traj.evaluate([0.0, traj.duration])
+    np.testing.assert_allclose(v, 0, atol=1e-12)
+    np.testing.assert_allclose(a, 0, atol=1e-12)
+
+
+def test_previous_information(panda):
+    """The information of a trajectory is Σ WᵀW over its recorded samples, and a design can
+    complete it."""
+    first = design_excitation(panda, DesignSettings(**FAST)).trajectory
+    info = trajectory_information(panda, first, rate=20.0)
+    reg = Regressor(panda)
+    base = base_parameters(reg)
+    s = first.sample(20.0)
+    W = base.regressor(reg(s.q, s.v, s.a)).reshape(-1, base.rank)
+    M = W.T @ W
+    np.testing.assert_allclose(info.matrix, M, rtol=1e-9, atol=1e-9 * np.abs(M).max())
+    assert info.samples == len(s.t)
+    second = design_excitation(panda, DesignSettings(criterion="d-optimal", rate=20.0, **FAST),
+                               previous=[info])
+    assert_dense_feasible(panda, second.trajectory)
+
+
+def test_infeasible_trajectory_names_limit_coordinate_and_time(panda):
+    """v_3 = 3 sin(6ωt) rad/s reaches −3 rad/s at t = 3T/24 = 1.25 s (a point of the 4000
+    samples per period), beyond the 2.175 rad/s limit."""
+    C = np.zeros((7, 13))
+    C[:, 0] = (panda.limits.lower + panda.limits.upper) / 2
+    C[2, 12] = 3.0
+    traj = FourierTrajectory(C, 0.1, panda.joint_names)
+    report = check(traj, panda)
+    assert not report.feasible
+    with pytest.raises(TrajectoryError, match=r"joint3: velocity reaches -3 rad/s at t = 1\.25 "
+                       r"s, below the joint limit ±2\.175 rad/s"):
+        report.raise_if_violated()
+
+
+def test_fixed_coordinate_outside_its_limits(panda):
+    with pytest.raises(TrajectoryError, match=r"limits exclude every trajectory.*joint4: "
+                       r"position reaches 0\.5 rad at t = 0 s, above the joint limit "
+                       r"\[-3\.0718, -0\.0698\] rad"):
+        design_excitation(panda, DesignSettings(fixed={"joint4": 0.5}, **FAST))
+
+
+def test_unreachable_cartesian_box(panda):
+    box = CartesianBox("flange", (-np.inf, -np.inf, 3.0), (np.inf, np.inf, np.inf))
+    with pytest.raises(TrajectoryError, match=r"limits exclude every trajectory.*flange: z "
+                       r"position reaches .* m at t = 0 s, below the cartesian bound"):
+        design_excitation(panda, DesignSettings(cartesian=(box,), **FAST))
+
+
+def test_joint_and_actuator_limits_that_do_not_overlap():
+    robot = random_robot(2, seed=1, motors=True)
+    ratios = np.array([d.ratio for d in robot.transmission.drives])
+    ends = np.sort(np.stack([5.0 * ratios, 6.0 * ratios]), axis=0)  # joint 5..6 rad, beyond π
+    inf = np.full(2, np.inf)
+    disjoint = Robot(robot.tree, name="r", transmission=robot.transmission, terms=robot.terms,
+                     limits=robot.limits, actuator_limits=Limits(ends[0], ends[1], inf, inf,
+                                                                 inf))
+    with pytest.raises(TrajectoryError, match=r"limits exclude every trajectory: joint1 must "
+                       r"stay in \[-3\.14\d*, 3\.14\d*\] rad .* which do not overlap"):
+        design_excitation(disjoint, DesignSettings(**FAST))
+
+
+@pytest.mark.parametrize(("settings", "match"), [
+    (dict(fixed={f"joint{j}": 0.0 for j in range(1, 8)}), "no free coordinate"),
+    (dict(fixed={"joint9": 0.0}), r"fixed: unknown coordinates \['joint9'\]"),
+    (dict(space="actuator", unit="increments"), "gives no encoder resolution"),
+    (dict(unit="increments"), "unit 'increments' applies to actuator space"),
+    (dict(harmonics=1), "takes two harmonics or more"),
+    (dict(cartesian=(CartesianBox("hand", (0, 0, 0), (1, 1, 1)),)), "has no frame 'hand'"),
+    (dict(noise=(1.0, 2.0)), "noise: expected 7 standard deviations"),
+    (dict(noise=(1.0, 2.0, 0, 1, 1, 1, 1)), "noise: expected 7 standard deviations > 0"),
+])
+def test_bad_requests(panda, settings, match):
+    with pytest.raises(TrajectoryError, match=match):
+        design_excitation(panda, DesignSettings(**FAST, **settings))
+
+
+def test_robot_without_free_coordinate_bounds():
+    """A coordinate with no finite position, velocity or acceleration limit in either space
+    gives the design no scale."""
+    robot = random_robot(2, seed=2)
+    free = Robot(robot.tree, name="free", limits=Limits.unbounded(2))
+    with pytest.raises(TrajectoryError, match="no finite position, velocity or acceleration "
+                       "limit bounds its motion"):
+        design_excitation(free, DesignSettings(**FAST))
+
+
+def test_zero_velocity_limit_is_rejected():
+    robot = random_robot(2, seed=2)
+    lim = robot.limits
+    stuck = Robot(robot.tree, name="stuck", limits=Limits(lim.lower, lim.upper,
+                                                            np.array([1.0, 0.0]),
+                                                            lim.acceleration, lim.effort))
+    with pytest.raises(TrajectoryError, match="joint2: the velocity limit must be > 0, found 0"):
+        design_excitation(stuck, DesignSettings(**FAST))
+
+
+def test_previous_information_of_another_robot(panda):
+    other = trajectory_information(dynid.load_robot("ariane"), FourierTrajectory(
+        np.c_[np.full(3, 3000.0), np.full((3, 4), 100.0)], 0.0125, ("motor1", "motor2",
+                                                                  "motor3"),
+        space="actuator", unit="increments"), rate=2.0)
+    with pytest.raises(TrajectoryError, match="does not match the robot's 62 base parameters"):
+        design_excitation(panda, DesignSettings(**FAST), previous=[other])
