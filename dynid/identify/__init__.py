@@ -12,6 +12,7 @@ A typical run::
 from .consistent import PhysicallyConsistent, com_boxes, pseudo_inertia
 from .data import IdentificationData
 from .estimators import OLS, WLS, Estimator, GaussMarkov
+from .likelihood import MaximumLikelihood
 from .processing import (
     PeriodAverage,
     Processing,
@@ -22,32 +23,44 @@ from .processing import (
 )
 from .readers import read_csv, read_npz, save_npz
 from .recording import Recording
+from .reference import FourierReference
 from .result import IdentificationResult, load_result
+from .simulate import DriveLoops, SensorNoise, Simulation, simulate
 from .system import JointSystem, LinearSystem
 from .uncertainty import Uncertainty
+from .validation import Validation, predict, validate
 
 __all__ = [
     "OLS",
     "WLS",
+    "DriveLoops",
     "Estimator",
+    "FourierReference",
     "GaussMarkov",
     "IdentificationData",
     "IdentificationResult",
     "JointSystem",
     "LinearSystem",
+    "MaximumLikelihood",
     "PeriodAverage",
     "PhysicallyConsistent",
     "Processing",
     "Recording",
+    "SensorNoise",
+    "Simulation",
     "Uncertainty",
+    "Validation",
     "average_periods",
     "com_boxes",
     "differentiate",
     "load_result",
     "lowpass",
+    "predict",
     "pseudo_inertia",
     "read_csv",
     "read_npz",
     "save_npz",
+    "simulate",
     "spectral_states",
+    "validate",
 ]

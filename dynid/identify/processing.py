@@ -61,12 +61,26 @@ def lowpass(x: np.ndarray, rate: float, cutoff: float, order: int = 4, *,
 
 
 def differentiate(x: np.ndarray, time: np.ndarray, *, periodic: bool = False) -> np.ndarray:
-    """Time derivative of ``x`` (N, ...) by second-order central differences (one-sided at the
-    ends; wrapped around for one ``periodic`` period of uniformly sampled data)."""
+    """Time derivative of ``x`` (N, ...) along its first axis.
+
+    Uniformly sampled data get fourth-order central differences
+    ``(x[k−2] − 8 x[k−1] + 8 x[k+1] − x[k+2]) / (12 dt)`` (second-order ones at the two
+    samples next to each end, wrapped around for one ``periodic`` period); non-uniform data get
+    second-order differences for uneven spacing. The fourth-order stencil keeps the error on a
+    sinusoid of frequency f at ``(2π f dt)⁴ / 30`` rather than ``(2π f dt)² / 6``, which matters
+    once the output noise is small.
+    """
+    x = np.asarray(x, dtype=float)
+    dt = np.diff(time)
+    if not periodic and (x.shape[0] < 5 or np.ptp(dt) > 1e-6 * np.median(dt)):
+        return np.gradient(x, time, axis=0, edge_order=2)
+    h = float(np.median(dt))
     if periodic:
-        dt = float(np.median(np.diff(time)))
-        return (np.roll(x, -1, axis=0) - np.roll(x, 1, axis=0)) / (2 * dt)
-    return np.gradient(x, time, axis=0, edge_order=2)
+        return (np.roll(x, 2, axis=0) - 8 * np.roll(x, 1, axis=0) + 8 * np.roll(x, -1, axis=0)
+                - np.roll(x, -2, axis=0)) / (12 * h)
+    out = np.gradient(x, h, axis=0, edge_order=2)
+    out[2:-2] = (x[:-4] - 8 * x[1:-3] + 8 * x[3:-1] - x[4:]) / (12 * h)
+    return out
 
 
 def spectral_states(x: np.ndarray, rate: float, cutoff: float | None = None

@@ -86,8 +86,9 @@ class Recording:
     names
         Coordinate (or actuator) names, one per column.
     output_limits
-        Saturation level per output channel (in the output's units); samples at or beyond it
-        are flagged. Without limits, flat runs at a channel's extreme value are flagged.
+        Saturation level per output channel (in the output's units, ``inf`` for none);
+        samples at or beyond it are flagged. Without limits, flat runs at a channel's
+        extreme value are flagged.
     output_covariance
         Covariance (n, n) of the output noise of each sample, when known (from period
         averaging, see :func:`dynid.identify.processing.average_periods`).
@@ -184,9 +185,11 @@ class Recording:
         set_(self, "units", si)
 
         if self.output_limits is not None:
-            lim = _array(self.output_limits, "output_limits", (n,)) * factors
-            if np.any(lim <= 0):
-                raise DataError(f"output_limits: expected values > 0, found {lim}")
+            lim = np.array(self.output_limits, dtype=float)
+            if lim.shape != (n,) or not np.all(lim > 0):  # inf: no limit
+                raise DataError(f"output_limits: expected {n} values > 0 (inf for none), "
+                                f"found {lim}")
+            lim = lim * factors
             set_(self, "output_limits", lim)
         if self.output_covariance is not None:
             cov = _array(self.output_covariance, "output_covariance", (n, n))
