@@ -64,6 +64,10 @@ def build_parser() -> argparse.ArgumentParser:
     from .trajectories.cli import add_design_parser
 
     add_design_parser(sub)
+
+    from .identify.cli import register as register_identify
+
+    register_identify(sub)
     return parser
 
 

@@ -1,0 +1,193 @@
+"""The ``dynid identify`` and ``dynid validate`` commands.
+
+::
+
+    dynid identify panda run1.npz run2.npz -o result.json --method consistent --cutoff 20
+    dynid validate result.json run3.npz --plot validation.png
+
+Recordings are dynid NPZ archives, other NPZ archives (``--keys output=torques``) or CSV files
+(``--columns time=t --columns positions=q1,q2,q3 --columns output=i1,i2,i3``), with units
+(``--units positions=deg --units output=mA``).
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import replace
+from pathlib import Path
+
+from ..errors import DataError
+
+__all__ = ["register"]
+
+_METHODS = ("ols", "wls", "gauss-markov", "consistent", "ml")
+
+
+def _pairs(values: list[str] | None, option: str) -> dict[str, str]:
+    out = {}
+    for item in values or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key or not value:
+            raise DataError(f"{option}: expected KEY=VALUE, found {item!r}")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def _recording_options(parser: argparse.ArgumentParser) -> None:
+    g = parser.add_argument_group("recordings")
+    g.add_argument("--keys", action="append", metavar="SIGNAL=ARRAY",
+                   help="NPZ array holding a signal (time, positions, velocities, "
+                        "accelerations, output)")
+    g.add_argument("--columns", action="append", metavar="SIGNAL=COL[,COL...]",
+                   help="CSV columns of a signal (time=t, positions=q1,q2,...)")
+    g.add_argument("--units", action="append", metavar="SIGNAL=UNIT",
+                   help="unit of a signal (deg, mm, ms, mA, inc, ...)")
+    g.add_argument("--space", choices=("basis", "actuator"), default=None,
+                   help="where the positions were measured (default: basis)")
+    g.add_argument("--output-kind", choices=("joint_torque", "motor_torque", "current"),
+                   default=None, help="what the output signal is (default: from its unit)")
+    g = parser.add_argument_group("processing")
+    g.add_argument("--skip", type=int, default=None, help="samples dropped at the start")
+    g.add_argument("--cutoff", type=float, default=None,
+                   help="Butterworth low-pass of the positions, Hz")
+    g.add_argument("--order", type=int, default=None, help="order of that filter")
+    g.add_argument("--derivatives", choices=("auto", "positions"), default=None,
+                   help="use recorded velocities/accelerations (auto) or differentiate")
+    g.add_argument("--output-cutoff", type=float, default=None,
+                   help="low-pass of the output, Hz (default: not filtered)")
+    g.add_argument("--decimate", type=int, default=None,
+                   help="filter regressor and output alike and keep 1 sample in N")
+    g.add_argument("--period", type=float, default=None,
+                   help="period of a periodic excitation, s (averages the periods)")
+    g.add_argument("--harmonics-cutoff", type=float, default=None,
+                   help="frequency-domain low-pass of the averaged period, Hz")
+
+
+def _read(path: str, args: argparse.Namespace, robot):
+    from .readers import read_csv, read_npz
+
+    units = _pairs(args.units, "--units")
+    if Path(path).suffix.lower() == ".csv":
+        cols = _pairs(args.columns, "--columns")
+        missing = {"time", "positions", "output"} - set(cols)
+        if missing:
+            raise DataError(f"{path}: CSV recordings need --columns for {sorted(missing)}")
+        split = {k: v.split(",") for k, v in cols.items()}
+        return read_csv(path, time=cols["time"], positions=split["positions"],
+                        output=split["output"], velocities=split.get("velocities"),
+                        accelerations=split.get("accelerations"), units=units,
+                        space=args.space or "basis", output_kind=args.output_kind, robot=robot)
+    return read_npz(path, keys=_pairs(args.keys, "--keys"), units=units or None,
+                    space=args.space, output_kind=args.output_kind, robot=robot)
+
+
+def _processing(args: argparse.Namespace, base=None):
+    from .processing import Processing
+
+    names = {"skip": "skip", "cutoff": "cutoff", "order": "order",
+             "derivatives": "derivatives", "output_cutoff": "output_cutoff",
+             "decimate": "decimate", "period": "period", "harmonics_cutoff": "harmonics_cutoff"}
+    given = {field: getattr(args, opt) for opt, field in names.items()
+             if getattr(args, opt) is not None}
+    return replace(base, **given) if base is not None else Processing(**given)
+
+
+def _estimator(args: argparse.Namespace):
+    from .consistent import PhysicallyConsistent
+    from .estimators import OLS, WLS, GaussMarkov
+    from .likelihood import MaximumLikelihood
+
+    if args.method == "ols":
+        return OLS()
+    if args.method == "wls":
+        return WLS()
+    if args.method == "gauss-markov":
+        return GaussMarkov()
+    if args.method == "ml":
+        return MaximumLikelihood()
+    total = tuple(args.total_mass) if args.total_mass else None
+    return PhysicallyConsistent(epsilon=args.epsilon, mass_bounds=args.mass_bounds,
+                                total_mass=total, com_margin=args.com_margin,
+                                regularization=args.regularization, weight=args.weight,
+                                solver=args.solver)
+
+
+def _identify(args: argparse.Namespace) -> None:
+    from ..models import load_robot
+    from .data import IdentificationData
+
+    robot = load_robot(args.robot)
+    recordings = [_read(p, args, robot) for p in args.recordings]
+    data = IdentificationData(robot, recordings, processing=_processing(args))
+    est = _estimator(args).fit(data)
+    source = args.robot if not Path(args.robot).is_file() else str(Path(args.robot).resolve())
+    result = replace(est.result_, robot_source=source)
+    result.save(args.output)
+    print(f"robot        {robot!r}")
+    print(f"data         {result.n_samples} samples from {len(recordings)} recording(s)")
+    print(f"method       {result.method}; {data.base.rank} base parameters")
+    if result.solver.get("lmi_min_eigenvalue") is not None:
+        print(f"solver       {result.solver['solver']} {result.solver['status']}, smallest "
+              f"pseudo-inertia eigenvalue {result.solver['lmi_min_eigenvalue']:.3g}")
+    print("training RMSE " + " ".join(f"{r:.4g}" for r in result.training_rmse))
+    print()
+    print(result.uncertainty().table())
+    print(f"\nwrote {args.output}")
+
+
+def _validate(args: argparse.Namespace) -> None:
+    from ..models import load_robot
+    from .result import load_result
+    from .validation import validate
+
+    result = load_result(args.result)
+    source = args.robot or result.robot_source
+    if source is None:
+        raise DataError(f"{args.result}: the result does not say which robot file it came "
+                        "from; pass --robot")
+    robot = load_robot(source)
+    if robot.output != result.output:
+        robot = robot.with_output(result.output)
+    processing = _processing(args, result.processing)
+    for path in args.recordings:
+        val = validate(robot, result, _read(path, args, robot), processing=processing)
+        print(f"{path}:")
+        print(val.summary())
+        if args.plot:
+            target = Path(args.plot)
+            if len(args.recordings) > 1:
+                target = target.with_name(f"{target.stem}-{Path(path).stem}{target.suffix}")
+            val.plot(target, title=f"{Path(path).name}: {result.method}")
+            print(f"wrote {target}")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``identify`` and ``validate`` commands to the ``dynid`` parser."""
+    ident = sub.add_parser("identify", help="identify a robot's parameters from recordings")
+    ident.add_argument("robot", help="embedded robot name or robot file")
+    ident.add_argument("recordings", nargs="+", help="recordings (.npz or .csv)")
+    ident.add_argument("-o", "--output", default="result.json", help="result file (JSON)")
+    ident.add_argument("--method", choices=_METHODS, default="consistent")
+    _recording_options(ident)
+    g = ident.add_argument_group("physically consistent estimate")
+    g.add_argument("--epsilon", type=float, default=1e-6,
+                   help="smallest pseudo-inertia eigenvalue")
+    g.add_argument("--mass-bounds", type=float, default=None,
+                   help="bound every link mass to (1 ± r) times its prior")
+    g.add_argument("--total-mass", type=float, nargs=2, metavar=("LOW", "HIGH"),
+                   help="bounds of the total mass, kg")
+    g.add_argument("--com-margin", type=float, default=0.1,
+                   help="margin of the centre-of-mass boxes, m")
+    g.add_argument("--regularization", choices=("euclidean", "entropic"), default=None)
+    g.add_argument("--weight", type=float, default=1.0, help="regularization weight")
+    g.add_argument("--solver", choices=("SCS", "CLARABEL"), default="SCS")
+    ident.set_defaults(func=_identify)
+
+    val = sub.add_parser("validate", help="predict recordings with an identification result")
+    val.add_argument("result", help="result file written by dynid identify")
+    val.add_argument("recordings", nargs="+", help="recordings (.npz or .csv)")
+    val.add_argument("--robot", default=None,
+                     help="robot name or file (default: the one recorded in the result)")
+    val.add_argument("--plot", default=None, help="write measured vs predicted to this image")
+    _recording_options(val)
+    val.set_defaults(func=_validate)

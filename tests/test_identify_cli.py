@@ -1,0 +1,85 @@
+"""``dynid identify`` and ``dynid validate`` on recordings written to files."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import dynid
+from dynid.cli import main
+from dynid.demo import multisine, true_parameters
+from dynid.identify import Recording, load_result, save_npz
+
+
+@pytest.fixture(scope="module")
+def recordings(tmp_path_factory):
+    robot = dynid.load_robot("panda")
+    rng = np.random.default_rng(0)
+    theta = true_parameters(robot, rng)
+    reg = dynid.Regressor(robot)
+    folder = tmp_path_factory.mktemp("recordings")
+    paths = []
+    for k in range(2):
+        q, v, a = multisine(robot, 12, 100, np.random.default_rng(k + 1))
+        y = reg.predict(q, v, a, theta)
+        y += 0.01 * rng.standard_normal(y.shape)
+        rec = Recording(np.arange(len(q)) / 100, q, y, velocities=v, accelerations=a)
+        paths.append(save_npz(rec, folder / f"run{k}.npz"))
+    return robot, theta, paths
+
+
+def test_identify_then_validate(recordings, tmp_path, capsys):
+    robot, theta, (train, test) = recordings
+    out = tmp_path / "result.json"
+    assert main(["identify", "panda", str(train), "-o", str(out), "--method", "consistent"]) == 0
+    text = capsys.readouterr().out
+    assert "smallest pseudo-inertia eigenvalue" in text and "condition number" in text
+    result = load_result(out)
+    assert result.robot_source == "panda" and result.method == "consistent"
+    base = dynid.base_parameters(robot)
+    np.testing.assert_allclose(result.base_params, base.to_base(theta), rtol=0.05,
+                               atol=1e-3 * np.abs(base.to_base(theta)).max())
+    plot = tmp_path / "val.png"
+    assert main(["validate", str(out), str(test), "--plot", str(plot)]) == 0
+    text = capsys.readouterr().out
+    assert "overall relative error" in text and plot.stat().st_size > 10_000
+
+
+def test_csv_recordings_with_units(recordings, tmp_path, capsys):
+    _, _, (train, _) = recordings
+    rec = dynid.identify.read_npz(train)
+    header = ["t"] + [f"q{j}" for j in range(7)] + [f"dq{j}" for j in range(7)] + \
+        [f"ddq{j}" for j in range(7)] + [f"tau{j}" for j in range(7)]
+    rows = np.column_stack([rec.time * 1e3, np.degrees(rec.positions),
+                            np.degrees(rec.velocities), np.degrees(rec.accelerations),
+                            rec.output])
+    csv = tmp_path / "run.csv"
+    np.savetxt(csv, rows, delimiter=",", header=",".join(header), comments="")
+    out = tmp_path / "r.json"
+    cols = ["--columns", "time=t", "--columns", "positions=" + ",".join(header[1:8]),
+            "--columns", "velocities=" + ",".join(header[8:15]),
+            "--columns", "accelerations=" + ",".join(header[15:22]),
+            "--columns", "output=" + ",".join(header[22:])]
+    units = ["--units", "time=ms", "--units", "positions=deg", "--units", "velocities=deg/s",
+             "--units", "accelerations=deg/s^2"]
+    assert main(["identify", "panda", str(csv), "-o", str(out), "--method", "wls",
+                 *cols, *units]) == 0
+    from_npz = tmp_path / "n.json"
+    assert main(["identify", "panda", str(train), "-o", str(from_npz), "--method", "wls"]) == 0
+    np.testing.assert_allclose(load_result(out).base_params, load_result(from_npz).base_params,
+                               rtol=1e-6)
+    capsys.readouterr()
+
+
+def test_cli_reports_bad_input(recordings, tmp_path, capsys):
+    _, _, (train, _) = recordings
+    assert main(["identify", "panda", str(train), "-o", str(tmp_path / "x.json"),
+                 "--output-kind", "current", "--units", "output=A"]) == 2
+    assert "the output is current, the model of panda predicts joint_torque" in \
+        capsys.readouterr().err
+    assert main(["validate", str(tmp_path / "missing.json"), str(train)]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    csv = tmp_path / "a.csv"
+    csv.write_text("t,q\n0,1\n")
+    assert main(["identify", "panda", str(csv)]) == 2
+    assert "CSV recordings need --columns" in capsys.readouterr().err
