@@ -7,6 +7,7 @@ The public API::
     reg = dynid.Regressor(robot)
     Y = reg(q, v, a)                               # (N, n, p), columns named by robot.parameters
     base = dynid.base_parameters(robot)            # identifiable combinations
+    design = dynid.design_excitation(robot)        # optimal Fourier excitation
 """
 
 from .errors import (
@@ -30,6 +31,7 @@ from .models import (
     load_robot,
     random_robot,
 )
+from .trajectories import DesignSettings, FourierTrajectory, design_excitation, load_trajectory
 
 __version__ = "0.1.0"
 
@@ -37,8 +39,10 @@ __all__ = [
     "BaseParameters",
     "CaptureTimeoutError",
     "DataError",
+    "DesignSettings",
     "DynidError",
     "DynidWarning",
+    "FourierTrajectory",
     "HardwareError",
     "ModelError",
     "Parameter",
@@ -49,7 +53,9 @@ __all__ = [
     "TrajectoryError",
     "__version__",
     "base_parameters",
+    "design_excitation",
     "embedded_robots",
     "load_robot",
+    "load_trajectory",
     "random_robot",
 ]

@@ -1,8 +1,11 @@
 """Excitation trajectories: Fourier series, constraints, design criteria, optimizers.
 
-    from dynid.trajectories import DesignSettings, design_excitation
+    from dynid.trajectories import DesignSettings, design_excitation, save_trajectory
     design = design_excitation(robot, DesignSettings(harmonics=6, frequency=0.1))
     design.trajectory.sample(rate=200.0)          # what the drives play
+    save_trajectory("traj.json", design)          # trajectory, every setting, a summary
+
+Plots: :func:`dynid.trajectories.plot.plot_trajectory` (imports matplotlib).
 """
 
 from .constraints import CartesianBox, Report, Violation
@@ -10,6 +13,8 @@ from .criteria import ConditionNumber, DOptimal, Information, condition_numbers
 from .design import Design, design_excitation
 from .feasibility import build_constraints, check
 from .fourier import FourierTrajectory, Samples
+from .information import trajectory_information
+from .io import TrajectoryFile, load_trajectory, read_trajectory_file, save_trajectory
 from .optimizers import Optimizer, available_optimizers, get_optimizer
 from .settings import DesignSettings
 from .spaces import DesignSpace
@@ -26,6 +31,7 @@ __all__ = [
     "Optimizer",
     "Report",
     "Samples",
+    "TrajectoryFile",
     "Violation",
     "available_optimizers",
     "build_constraints",
@@ -33,4 +39,8 @@ __all__ = [
     "condition_numbers",
     "design_excitation",
     "get_optimizer",
+    "load_trajectory",
+    "read_trajectory_file",
+    "save_trajectory",
+    "trajectory_information",
 ]

@@ -14,7 +14,8 @@ feasible starting points drawn from ``seed``:
    scaling again if a limit is crossed between grid points
    (:func:`~dynid.trajectories.feasibility.shrink`), and keeps the better one.
 
-The best accepted trajectory wins. Everything is deterministic for a given seed.
+The best accepted trajectory wins. Everything is deterministic for a given seed. The small
+dense linear algebra runs on one BLAS thread (:mod:`~dynid.trajectories._blas`).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import numpy as np
 
 from ..errors import SolverError
 from ..models import Robot
+from ._blas import single_thread_blas
 from ._progress import Progress
 from .assembly import assemble
 from .constraints import Report
@@ -119,8 +121,13 @@ def design_excitation(robot: Robot, settings: DesignSettings | None = None, *,
     progress
         Draw a progress bar on standard error.
     """
+    with single_thread_blas():
+        return _design(robot, settings or DesignSettings(), previous, progress)
+
+
+def _design(robot: Robot, s: DesignSettings, previous: Sequence[Information],
+            progress: bool) -> Design:
     t0 = time.perf_counter()
-    s = settings or DesignSettings()
     asm = assemble(robot, s, previous)
     problem, param, criterion = asm.problem, asm.param, asm.criterion
     rng = np.random.default_rng(s.seed)

@@ -79,7 +79,7 @@ class DesignSettings:
     optimizer: str = "ipopt"
     max_iterations: int = 60
     tolerance: float = 1e-6
-    starts: int = 3
+    starts: int = 2
     seed: int = 0
     fixed: Mapping[str, float] = field(default_factory=dict)
     joint_limits: bool = True
