@@ -15,6 +15,7 @@ from dynid.trajectories import (
     CartesianBox,
     DesignSettings,
     FourierTrajectory,
+    basis_motion,
     check,
     design_excitation,
     get_optimizer,
@@ -113,6 +114,13 @@ def test_ariane_design_in_motor_space(criterion):
     s = traj.sample(10.0)
     assert s.q[:, 1].min() >= -1e-6 and s.q[:, 1].max() <= 6810 + 1e-6
     assert np.abs(s.v[:, 1]).max() <= 600 + 1e-6
+    # The joint motion a simulation tracks, through the levers.
+    trans = robot.transmission
+    q, v, a = basis_motion(traj, robot)(s.t)
+    qm, vm, am, _ = trans.actuator_state(q, v, a)
+    np.testing.assert_allclose(trans.to_increments(qm), s.q, atol=1e-6)
+    np.testing.assert_allclose(trans.to_increments(vm, derivative=True), s.v, atol=1e-6)
+    np.testing.assert_allclose(trans.to_increments(am, derivative=True), s.a, atol=1e-6)
 
 
 def test_same_seed_same_trajectory(panda):
@@ -183,6 +191,13 @@ def test_previous_information(panda):
     second = design_excitation(panda, DesignSettings(criterion="d-optimal", rate=20.0, **FAST),
                                previous=[info])
     assert_dense_feasible(panda, second.trajectory)
+
+
+def test_trajectory_of_another_robot(panda):
+    traj = FourierTrajectory(np.zeros((3, 3)), 0.1, ("a", "b", "c"))
+    with pytest.raises(TrajectoryError, match=r"trajectory coordinates \['a', 'b', 'c'\] do not "
+                       r"match the basis coordinates of robot 'panda'"):
+        check(traj, panda)
 
 
 def test_infeasible_trajectory_names_limit_coordinate_and_time(panda):

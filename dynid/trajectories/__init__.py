@@ -17,7 +17,7 @@ from .information import trajectory_information
 from .io import TrajectoryFile, load_trajectory, read_trajectory_file, save_trajectory
 from .optimizers import Optimizer, available_optimizers, get_optimizer
 from .settings import DesignSettings
-from .spaces import DesignSpace
+from .spaces import DesignSpace, basis_motion
 
 __all__ = [
     "CartesianBox",
@@ -34,6 +34,7 @@ __all__ = [
     "TrajectoryFile",
     "Violation",
     "available_optimizers",
+    "basis_motion",
     "build_constraints",
     "check",
     "condition_numbers",

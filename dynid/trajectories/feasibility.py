@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..errors import ModelError, TrajectoryError
+from ..errors import ModelError
 from ..models import Robot
 from .constraints import (
     CartesianBox,
@@ -26,7 +26,7 @@ from .constraints import (
     worst_points,
 )
 from .fourier import FourierTrajectory
-from .spaces import DesignSpace
+from .spaces import DesignSpace, basis_motion
 
 __all__ = ["build_constraints", "check", "evaluate", "shrink"]
 
@@ -100,12 +100,8 @@ def evaluate(constraints: Sequence[Constraint], space: DesignSpace, q, v, a
 
 
 def _space_of(trajectory: FourierTrajectory, robot: Robot) -> DesignSpace:
-    space = DesignSpace(robot, trajectory.space, trajectory.unit)
-    if tuple(trajectory.names) != tuple(space.names):
-        raise TrajectoryError(f"trajectory coordinates {list(trajectory.names)} do not match "
-                              f"the {trajectory.space} coordinates of robot {robot.name!r}, "
-                              f"{list(space.names)}")
-    return space
+    basis_motion(trajectory, robot)     # checks that the coordinates match
+    return DesignSpace(robot, trajectory.space, trajectory.unit)
 
 
 def check(trajectory: FourierTrajectory, robot: Robot,

@@ -24,7 +24,7 @@ from ..errors import TrajectoryError
 from ..models import Limits, Robot
 from .fourier import SPACES, UNITS
 
-__all__ = ["DesignSpace"]
+__all__ = ["DesignSpace", "basis_motion"]
 
 _STEP = 1e-6  # position step of the map differences, relative to the coordinate's scale
 
@@ -133,3 +133,26 @@ class DesignSpace:
 
     def __repr__(self) -> str:
         return f"DesignSpace({self.space}, {self.unit}: {', '.join(self.names)})"
+
+
+def basis_motion(trajectory, robot: Robot):
+    """The robot's basis motion along a trajectory of any design space: a callable
+    ``t (N,) → (q, q̇, q̈)``, each (N, n) in SI units, e.g. the reference of a simulation.
+
+    Parameters
+    ----------
+    trajectory
+        A :class:`~dynid.trajectories.fourier.FourierTrajectory` of ``robot``.
+    robot
+        The robot.
+    """
+    space = DesignSpace(robot, trajectory.space, trajectory.unit)
+    if tuple(trajectory.names) != tuple(space.names):
+        raise TrajectoryError(f"trajectory coordinates {list(trajectory.names)} do not match "
+                              f"the {trajectory.space} coordinates of robot {robot.name!r}, "
+                              f"{list(space.names)}")
+
+    def motion(t):
+        return space.basis_state(*trajectory.evaluate(t))
+
+    return motion
