@@ -6,7 +6,8 @@ regressor reached by the default design, column-normalized by range (each column
 (robot loading and imports excluded); and the worst constraint margin (fraction of each range,
 ≥ 0: every constraint satisfied) on a dense grid of 100 times the optimizer's constraint samples,
 computed again here apart from the design's own acceptance check. For scale, the same figures
-for random feasible starts of the same design are measured side by side.
+for random feasible starts of the same design, and the Panda design with SciPy's SLSQP in place
+of IPOPT, are measured side by side.
 
 Targets for the Panda (7 joints with friction and rotor inertia, 6 harmonics, 0.1 Hz, default
 settings): range-normalized condition number ≤ 12, plain ≤ 80, in ≤ 15 s, every constraint
@@ -28,7 +29,8 @@ import time
 import numpy as np
 
 import dynid
-import dynid.trajectories.optimizers.ipopt  # the backend is imported outside the timing
+import dynid.trajectories.optimizers.ipopt  # backends imported outside the timing
+import dynid.trajectories.optimizers.slsqp
 from dynid.trajectories import DesignSettings, check, condition_numbers, design_excitation
 from dynid.trajectories.assembly import CONSTRAINT_FACTOR, assemble
 
@@ -47,15 +49,17 @@ def report(name: str, robot: dynid.Robot, settings: DesignSettings) -> None:
     norms = np.linalg.norm(W, axis=0)
     print(f"{name}_condition_number_plain_lower_bound_column_norm_ratio: "
           f"{norms.max() / norms.min():.4g}")
-    reflected = W.copy()
+    reflected, changed = W.copy(), False
     drives = dict(zip(robot.actuator_names, robot.transmission.drives, strict=True))
     for c, index in enumerate(asm.columns):
         p = robot.parameters[index]
         if p.kind == "Jm" and hasattr(drives.get(p.owner), "ratio") and \
                 robot.transmission.coupling is None and robot.output == "joint_torque":
             reflected[:, c] /= drives[p.owner].ratio ** 2
-    print(f"{name}_condition_number_plain_rotor_inertia_at_joint: "
-          f"{np.linalg.cond(reflected):.4g}")
+            changed = True
+    if changed:     # gear motors and joint-torque output only
+        print(f"{name}_condition_number_plain_rotor_inertia_at_joint: "
+              f"{np.linalg.cond(reflected):.4g}")
     print(f"{name}_design_wall_time_s: {design.seconds:.2f}")
 
     per_period = 100 * CONSTRAINT_FACTOR * settings.samples
@@ -80,6 +84,10 @@ def report(name: str, robot: dynid.Robot, settings: DesignSettings) -> None:
 def main() -> None:
     panda = dynid.load_robot("panda")
     report("panda", panda, DesignSettings())
+    # The same design with SciPy's SLSQP instead of IPOPT, side by side.
+    other = design_excitation(panda, DesignSettings(optimizer="slsqp"))
+    print(f"panda_slsqp_condition_number_range_normalized: {other.condition['range']:.3f}")
+    print(f"panda_slsqp_design_wall_time_s: {other.seconds:.2f}")
     ariane = dynid.load_robot("ariane")
     # Leborne's setting: three motors, five harmonics, an 80 s period, encoder increments and
     # the motor limits of Table III (with the joint ranges and joint velocity limits).
