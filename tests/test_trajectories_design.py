@@ -131,6 +131,12 @@ def test_same_seed_same_trajectory(panda):
     assert not np.allclose(a.trajectory.coefficients, c.trajectory.coefficients)
 
 
+def test_progress_bar(panda, capsys):
+    design_excitation(panda, DesignSettings(**{**FAST, "max_iterations": 5}), progress=True)
+    err = capsys.readouterr().err
+    assert "design panda [" in err and "/5 " in err and "best condition" in err
+
+
 def test_slsqp_backend(panda):
     design = design_excitation(panda, DesignSettings(optimizer="slsqp", **FAST))
     assert design.rank == design.base_rank

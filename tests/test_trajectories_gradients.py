@@ -144,6 +144,7 @@ CASES = {
     "panda-ramp-cartesian": ("panda", dict(boundary="ramp", ramp=3.0, cartesian=[
         CartesianBox("flange", (-np.inf, -np.inf, 0.2), (np.inf, np.inf, np.inf))])),
     "random-motors-actuator": ("random", dict(space="actuator", scaling="norm")),
+    "random-smoothed-friction": ("smooth", dict(boundary="periodic")),
     "ariane-increments": ("ariane", dict(space="actuator", unit="increments", harmonics=5,
                                          frequency=0.0125)),
 }
@@ -154,8 +155,12 @@ def test_design_gradients_against_finite_differences(case):
     """Objective gradient and constraint Jacobian with respect to the optimizer variables,
     along random directions, at a random feasible start."""
     name, kw = CASES[case]
-    robot = (random_robot(3, seed=7, friction=True, motors=True) if name == "random"
-             else dynid.load_robot(name))
+    if name == "random":
+        robot = random_robot(3, seed=7, friction=True, motors=True)
+    elif name == "smooth":
+        robot = random_robot(3, seed=9, friction=True, smoothing=0.05, prismatic=0.5)
+    else:
+        robot = dynid.load_robot(name)
     asm = assemble(robot, DesignSettings(samples=24, **kw))
     rng = np.random.default_rng(8)
     x = asm.start(rng)
