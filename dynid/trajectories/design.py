@@ -45,7 +45,8 @@ __all__ = ["Design", "StartSummary", "design_excitation"]
 
 @dataclass(frozen=True)
 class StartSummary:
-    """What one start gave: its criterion value (inf if rejected), iterations, status."""
+    """What one start gave: its criterion score (a condition number or ``−log det``; inf if
+    rejected), the backend's iterations and status."""
 
     value: float
     iterations: int
@@ -158,7 +159,9 @@ def _design(robot: Robot, s: DesignSettings, previous: Sequence[Information],
                 value, accepted = v, checked
         if accepted is not None and (best is None or value < best[0]):
             best = (value, *accepted)
-        summaries.append(StartSummary(float(value), result.iterations, result.status,
+        score = np.inf if accepted is None else criterion.score(
+            problem.regressor_at(param.variables(accepted[0].coefficients)))
+        summaries.append(StartSummary(float(score), result.iterations, result.status,
                                       accepted is not None))
     bar.close()
     if best is None:
