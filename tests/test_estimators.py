@@ -10,6 +10,7 @@ import dynid
 from dynid.identify import (
     OLS,
     WLS,
+    CompressedData,
     GaussMarkov,
     IdentificationData,
     PhysicallyConsistent,
@@ -176,6 +177,18 @@ def test_result_file_round_trip(tmp_path):
     (tmp_path / "bad.json").write_text('{"format": "other"}')                # identifiable
     with pytest.raises(dynid.DataError, match="not a dynid result file"):
         load_result(tmp_path / "bad.json")
+
+
+def test_streamed_chunks_give_the_same_estimate():
+    theta = ROBOT.prior * 1.05
+    data = _data(theta, noise=np.eye(3) * 1e-2, N=400)
+    rec = data.recordings[0]
+    chunks = ((rec.positions[k:k + 64], rec.velocities[k:k + 64], rec.accelerations[k:k + 64],
+               rec.output[k:k + 64]) for k in range(0, 400, 64))
+    streamed = CompressedData.from_chunks(ROBOT, chunks, base=BASE)
+    assert streamed.system().n_samples == 400
+    np.testing.assert_allclose(WLS().fit(streamed).base_params_, WLS().fit(data).base_params_,
+                               rtol=1e-9)
 
 
 def test_fit_checks_its_input():

@@ -10,7 +10,7 @@ A typical run::
 """
 
 from .consistent import PhysicallyConsistent, com_boxes, pseudo_inertia
-from .data import IdentificationData
+from .data import CompressedData, IdentificationData
 from .estimators import OLS, WLS, Estimator, GaussMarkov
 from .likelihood import MaximumLikelihood
 from .processing import (
@@ -25,7 +25,7 @@ from .readers import read_csv, read_npz, save_npz
 from .recording import Recording
 from .reference import FourierReference
 from .result import IdentificationResult, load_result
-from .simulate import DriveLoops, SensorNoise, Simulation, simulate
+from .simulate import DriveLoops, SensorNoise, Simulation, simulate, smooth_coulomb
 from .system import JointSystem, LinearSystem
 from .uncertainty import Uncertainty
 from .validation import Validation, predict, validate
@@ -33,6 +33,7 @@ from .validation import Validation, predict, validate
 __all__ = [
     "OLS",
     "WLS",
+    "CompressedData",
     "DriveLoops",
     "Estimator",
     "FourierReference",
@@ -61,6 +62,7 @@ __all__ = [
     "read_npz",
     "save_npz",
     "simulate",
+    "smooth_coulomb",
     "spectral_states",
     "validate",
 ]

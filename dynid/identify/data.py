@@ -16,7 +16,7 @@ single pass over the whole recording.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
 import scipy.signal
@@ -27,7 +27,8 @@ from .processing import Processing
 from .recording import Recording
 from .system import JointSystem
 
-__all__ = ["IdentificationData", "check_recording", "decimate", "decimation_filter"]
+__all__ = ["CompressedData", "IdentificationData", "check_recording", "decimate",
+           "decimated_flags", "decimation_filter"]
 
 
 def decimation_filter(factor: int) -> np.ndarray:
@@ -80,7 +81,60 @@ def check_recording(robot: Robot, recording: Recording) -> None:
                                 f"{robot.joint_names[j]} is {kind} ({want})")
 
 
-class IdentificationData:
+class CompressedData:
+    """A robot, its base parameters and a compressed system built from its data.
+
+    Estimators fit this (or :class:`IdentificationData`, which builds it from recordings).
+    Build it directly with :meth:`from_chunks` to stream data too large to hold in memory.
+
+    Parameters
+    ----------
+    robot
+        The model to identify.
+    system
+        The compressed system of the base regressor.
+    base
+        The base parameters the system's columns are (default: computed from the robot).
+    processing
+        The processing the data went through (recorded in results).
+    output_covariance
+        Output noise covariance (n, n) of one sample, when known.
+    """
+
+    def __init__(self, robot: Robot, system: JointSystem, *,
+                 base: BaseParameters | None = None, processing: Processing | None = None,
+                 output_covariance: np.ndarray | None = None):
+        self.robot = robot
+        self.base = base if base is not None else base_parameters(robot)
+        if system.n_outputs != robot.n or system.n_params != self.base.rank:
+            raise DataError(f"system: expected {robot.n} outputs and {self.base.rank} base "
+                            f"parameters, found {system.n_outputs} and {system.n_params}")
+        self._system = system
+        self.processing = processing or Processing()
+        self._output_covariance = output_covariance
+
+    @classmethod
+    def from_chunks(cls, robot: Robot,
+                    chunks: Iterable[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]], *,
+                    base: BaseParameters | None = None) -> CompressedData:
+        """Accumulate chunks ``(q, v, a, y)`` of basis states and outputs (m, n) one at a time;
+        memory does not depend on how many there are."""
+        reg = Regressor(robot)
+        base = base if base is not None else base_parameters(reg)
+        system = JointSystem(robot.n, base.rank)
+        for q, v, a, y in chunks:
+            system.add(base.regressor(reg(q, v, a)), y)
+        return cls(robot, system, base=base)
+
+    def system(self) -> JointSystem:
+        return self._system
+
+    @property
+    def output_covariance(self) -> np.ndarray | None:
+        return self._output_covariance
+
+
+class IdentificationData(CompressedData):
     """Recordings of a robot, processed and compressed into the identification system.
 
     Parameters

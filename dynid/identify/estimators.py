@@ -31,7 +31,7 @@ import time
 import numpy as np
 
 from ..errors import DataError
-from .data import IdentificationData, decimation_filter
+from .data import CompressedData, decimation_filter
 from .result import IdentificationResult
 from .system import JointSystem, LinearSystem
 
@@ -43,9 +43,11 @@ class Estimator:
 
     method = "estimator"
 
-    def fit(self, data: IdentificationData) -> Estimator:
-        """Estimate the parameters from ``data``; returns ``self``."""
-        if not isinstance(data, IdentificationData):
+    def fit(self, data: CompressedData) -> Estimator:
+        """Estimate the parameters from ``data`` (:class:`~dynid.identify.data.
+        IdentificationData` or :class:`~dynid.identify.data.CompressedData`); returns
+        ``self``."""
+        if not isinstance(data, CompressedData):
             raise DataError(f"fit: expected IdentificationData, found {type(data).__name__}; "
                             "wrap the robot and recordings in IdentificationData(robot, "
                             "recordings)")
@@ -82,7 +84,7 @@ class Estimator:
         """The estimator's settings (constructor arguments)."""
         return {k: v for k, v in vars(self).items() if not k.endswith("_")}
 
-    def _estimate(self, data: IdentificationData, system: JointSystem) -> dict:
+    def _estimate(self, data: CompressedData, system: JointSystem) -> dict:
         raise NotImplementedError
 
     def __repr__(self) -> str:
@@ -183,7 +185,7 @@ class GaussMarkov(Estimator):
         return {"base_params": theta, "base_cov": P, "noise_covariance": cov}
 
 
-def resolve_covariance(setting, data: IdentificationData, system: JointSystem) -> np.ndarray:
+def resolve_covariance(setting, data: CompressedData, system: JointSystem) -> np.ndarray:
     """The output covariance an estimator setting asks for (see :class:`GaussMarkov`)."""
     if isinstance(setting, str):
         if setting not in ("auto", "recordings", "residuals"):

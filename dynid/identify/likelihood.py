@@ -46,6 +46,8 @@ class MaximumLikelihood(Estimator):
         self.max_harmonic = max_harmonic
 
     def _estimate(self, data: IdentificationData, system):
+        if not isinstance(data, IdentificationData):
+            raise DataError("maximum likelihood needs the recordings: fit IdentificationData")
         proc = data.processing
         if proc.period is None:
             raise DataError("maximum likelihood needs a periodic excitation: give the period "
