@@ -10,11 +10,8 @@ another trajectory equals what the true parameters achieve (the noise floor).
 
 from __future__ import annotations
 
-from importlib.resources import files
-
 import numpy as np
 import pytest
-import yaml
 
 import dynid
 from dynid.demo import true_parameters
@@ -31,26 +28,19 @@ from dynid.identify import (
     SensorNoise,
     pseudo_inertia,
     simulate,
+    smooth_coulomb,
     validate,
 )
 from dynid.identify.data import decimation_filter
-from dynid.models import random_robot, robot_from_mapping
+from dynid.models import random_robot
 
 RUNS = 5
 NOISE = 0.05  # N·m, torque sensor noise
 
 
-def smooth_panda(smoothing: float = 0.05) -> dynid.Robot:
-    """The embedded Panda with its Coulomb friction smoothed over ``smoothing`` rad/s."""
-    data = yaml.safe_load((files("dynid.models.library") / "panda.yaml").read_text())
-    for joint in data["joints"].values():
-        joint["friction"]["smoothing"] = smoothing
-    return robot_from_mapping(data, default_name="panda")
-
-
 @pytest.fixture(scope="module")
 def panda_case():
-    robot = smooth_panda()
+    robot = smooth_coulomb(dynid.load_robot("panda"), joint=0.05)
     theta = true_parameters(robot, np.random.default_rng(0))
     noise = SensorNoise(output_std=NOISE, output_step=0.01)
     ref = FourierReference.random(robot, harmonics=5, frequency=0.2, seed=1)
@@ -58,6 +48,21 @@ def panda_case():
     other = FourierReference.random(robot, harmonics=5, frequency=0.2, seed=2)
     val = simulate(robot, theta, other, 6.0, control_rate=500, noise=noise, seed=4)
     return robot, theta, sim, val.measured[0], dynid.base_parameters(robot)
+
+
+def test_smoothing_changes_only_the_coulomb_sign():
+    panda = dynid.load_robot("panda")
+    smooth = smooth_coulomb(panda, joint=0.05)
+    assert all(t.smoothing == 0 for t in panda.terms)
+    params = panda.parameters
+    q, v, a = np.zeros((2, 7)), np.full((2, 7), 0.02), np.ones((2, 7))
+    v[1] = 3.0
+    Y0, Y1 = dynid.Regressor(panda)(q, v, a), dynid.Regressor(smooth)(q, v, a)
+    fc = params.index("joint3.fc")
+    assert Y1[0, 2, fc] == pytest.approx(np.tanh(0.4)) and Y0[0, 2, fc] == 1.0
+    others = np.setdiff1d(np.arange(len(params)), params.where(kind="fc"))
+    np.testing.assert_array_equal(Y0[..., others], Y1[..., others])
+    np.testing.assert_allclose(Y1[1], Y0[1], rtol=1e-12)  # fast: the sign itself
 
 
 def test_panda_without_noise_recovers_the_base_parameters(panda_case):

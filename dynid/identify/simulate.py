@@ -25,6 +25,7 @@ since the forward dynamics is evaluated for a batch of states in one regressor c
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -33,10 +34,11 @@ import numpy as np
 from ..errors import DataError
 from ..models import Robot
 from ..models.dynamics import Dynamics
+from ..models.terms import CoordinateTerm
 from .recording import Recording
 from .reference import FourierReference
 
-__all__ = ["DriveLoops", "SensorNoise", "Simulation", "simulate"]
+__all__ = ["DriveLoops", "SensorNoise", "Simulation", "simulate", "smooth_coulomb"]
 
 Reference = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray, np.ndarray]]
 
@@ -59,6 +61,9 @@ class DriveLoops:
     limits
         Command limit per actuator, in the output's units (A or N·m); default: the robot's
         effort limits (divided by the torque constant for current output).
+    encoder_increments
+        Resolution (increments per motor turn) of the position the loops read; default: the
+        robot's encoder, or 2¹⁶ when it has none.
     substeps
         Integration steps per control period.
     """
@@ -68,6 +73,7 @@ class DriveLoops:
     integral: float = 0.25
     current_bandwidth: float = 100.0
     limits: np.ndarray | None = None
+    encoder_increments: float | None = None
     substeps: int = 1
 
 
@@ -102,6 +108,25 @@ class Simulation:
 
     measured: tuple[Recording, ...]
     truth: tuple[Recording, ...]
+
+
+def smooth_coulomb(robot: Robot, *, joint: float, motor: float | None = None) -> Robot:
+    """The robot with the sign of every Coulomb term smoothed, ``tanh(ẋ / s)``, over
+    ``s = joint`` (rad/s or m/s) on joint coordinates and ``s = motor`` on actuator ones
+    (default: ``joint``).
+
+    Closed-loop simulation needs it: with an exact sign the friction force flips at every
+    integration step near a velocity reversal. The motor value should exceed the noise of
+    velocities differenced from the encoder, or identifying with it is biased.
+    """
+    terms = []
+    for term in robot.terms:
+        if isinstance(term, CoordinateTerm):
+            term = copy.copy(term)
+            term.smoothing = float(motor if motor is not None and term.space == "actuator"
+                                   else joint)
+        terms.append(term)
+    return robot.with_terms(terms)
 
 
 def _quantize(x: np.ndarray, step: float | np.ndarray) -> np.ndarray:
@@ -167,8 +192,12 @@ def simulate(robot: Robot, theta: np.ndarray, reference: Reference | FourierRefe
     substeps = max(1, int(loops.substeps))
     h = dt / substeps
     tau = 1.0 / (2 * np.pi * loops.current_bandwidth)
-    encoder = 2 * np.pi / (trans.increments_per_turn if trans.increments_per_turn is not None
-                           else np.full(n, 2.0 ** 16))
+    if loops.encoder_increments is not None:
+        encoder = 2 * np.pi / np.broadcast_to(float(loops.encoder_increments), (n,))
+    elif trans.increments_per_turn is not None:
+        encoder = 2 * np.pi / trans.increments_per_turn
+    else:
+        encoder = np.full(n, 2 * np.pi / 2.0**16)
     q_m0, v_m0, _, _ = trans.actuator_state(q, v, np.zeros_like(q))
     prev = _quantize(q_m0 - v_m0 * dt, encoder)
     n_rec = (n_steps + record_every - 1) // record_every
