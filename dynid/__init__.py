@@ -8,6 +8,8 @@ The public API::
     Y = reg(q, v, a)                               # (N, n, p), columns named by robot.parameters
     base = dynid.base_parameters(robot)            # identifiable combinations
     design = dynid.design_excitation(robot)        # optimal Fourier excitation
+    data = dynid.IdentificationData(robot, [dynid.read_npz("run.npz")])
+    est = dynid.PhysicallyConsistent().fit(data)   # est.params_, est.cov_, est.result_
 """
 
 from .errors import (
@@ -19,6 +21,19 @@ from .errors import (
     ModelError,
     SolverError,
     TrajectoryError,
+)
+from .identify import (
+    OLS,
+    WLS,
+    GaussMarkov,
+    IdentificationData,
+    PhysicallyConsistent,
+    Processing,
+    Recording,
+    load_result,
+    read_csv,
+    read_npz,
+    validate,
 )
 from .models import (
     BaseParameters,
@@ -36,6 +51,8 @@ from .trajectories import DesignSettings, FourierTrajectory, design_excitation, 
 __version__ = "0.1.0"
 
 __all__ = [
+    "OLS",
+    "WLS",
     "BaseParameters",
     "CaptureTimeoutError",
     "DataError",
@@ -43,10 +60,15 @@ __all__ = [
     "DynidError",
     "DynidWarning",
     "FourierTrajectory",
+    "GaussMarkov",
     "HardwareError",
+    "IdentificationData",
     "ModelError",
     "Parameter",
     "ParameterSet",
+    "PhysicallyConsistent",
+    "Processing",
+    "Recording",
     "Regressor",
     "Robot",
     "SolverError",
@@ -55,7 +77,11 @@ __all__ = [
     "base_parameters",
     "design_excitation",
     "embedded_robots",
+    "load_result",
     "load_robot",
     "load_trajectory",
     "random_robot",
+    "read_csv",
+    "read_npz",
+    "validate",
 ]

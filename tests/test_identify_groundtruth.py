@@ -33,6 +33,7 @@ from dynid.identify import (
 )
 from dynid.identify.data import decimation_filter
 from dynid.models import random_robot
+from dynid.trajectories import FourierTrajectory
 
 RUNS = 5
 NOISE = 0.05  # N·m, torque sensor noise
@@ -138,6 +139,26 @@ def test_random_robot_with_gear_motors_and_current_output():
         z.append((est.base_params_ - truth) / np.sqrt(np.diag(est.base_cov_)))
     z = np.array(z)
     assert 0.75 < np.sqrt(np.mean(z**2)) < 1.3 and np.abs(z).max() < 4.5
+
+
+def test_designed_trajectories_in_actuator_increments_are_followed():
+    """A trajectory of dynid.trajectories defined on the motors in encoder increments is
+    mapped to the joints and tracked."""
+    robot = smooth_coulomb(dynid.load_robot("ariane"), joint=0.02, motor=100.0)
+    trans = robot.transmission
+    rest = np.zeros((1, 3))
+    q_m = trans.actuator_state(np.array([[-0.5, 0.9, 3.0]]), rest, rest)[0]
+    coefficients = np.zeros((3, 5))
+    coefficients[:, 0] = trans.to_increments(q_m)[0]
+    coefficients[:, 1] = [300.0, 100.0, 300.0]  # velocity amplitudes, inc/s
+    traj = FourierTrajectory(coefficients, 0.2, robot.actuator_names, space="actuator",
+                             unit="increments", ramp=1.0)
+    truth = simulate(robot, robot.prior, traj, 4.0, control_rate=200).truth[0]
+    rest = np.zeros_like(truth.positions)
+    counts = trans.to_increments(trans.actuator_state(truth.positions, rest, rest)[0])
+    want = traj.evaluate(truth.time)[0]
+    motion = np.abs(want - coefficients[:, 0]).max()
+    assert motion > 100 and np.abs(counts - want).max() < 0.02 * motion
 
 
 def test_periodic_excitation_averaging_and_maximum_likelihood():

@@ -19,7 +19,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
-import scipy.signal
 
 from ..errors import DataError
 from ..models import BaseParameters, Regressor, Robot, base_parameters
@@ -31,9 +30,16 @@ __all__ = ["CompressedData", "IdentificationData", "check_recording", "decimate"
            "decimated_flags", "decimation_filter"]
 
 
+def _signal():
+    """scipy.signal, imported on first use (it takes about half a second to import)."""
+    import scipy.signal
+
+    return scipy.signal
+
+
 def decimation_filter(factor: int) -> np.ndarray:
     """Symmetric low-pass FIR (8·factor + 1 taps, unit DC gain) for decimation by ``factor``."""
-    return scipy.signal.firwin(8 * factor + 1, 0.8 / factor)
+    return _signal().firwin(8 * factor + 1, 0.8 / factor)
 
 
 def decimate(x: np.ndarray, factor: int) -> tuple[np.ndarray, np.ndarray]:
@@ -50,7 +56,7 @@ def decimate(x: np.ndarray, factor: int) -> tuple[np.ndarray, np.ndarray]:
         raise DataError(f"decimate: {x.shape[0]} samples are too few for factor {factor} (the "
                         f"filter spans {len(h)} samples)")
     first = 2 * L // factor
-    return centers, scipy.signal.upfirdn(h, x, down=factor, axis=0)[first:first + len(centers)]
+    return centers, _signal().upfirdn(h, x, down=factor, axis=0)[first:first + len(centers)]
 
 
 def decimated_flags(flags: np.ndarray, factor: int) -> np.ndarray:
@@ -59,7 +65,7 @@ def decimated_flags(flags: np.ndarray, factor: int) -> np.ndarray:
     L = (span - 1) // 2
     n_kept = len(range(L, flags.shape[0] - L, factor))
     first = 2 * L // factor
-    counts = scipy.signal.upfirdn(np.ones(span), flags.astype(float), down=factor)
+    counts = _signal().upfirdn(np.ones(span), flags.astype(float), down=factor)
     return counts[first:first + n_kept] > 0
 
 
@@ -240,7 +246,7 @@ class IdentificationData(CompressedData):
             c = centers[j0:j0 + per_chunk]
             sl = slice(c[0] - L, c[-1] + L + 1)
             Yb = self.base.regressor(self.regressor(q[sl], v[sl], a[sl]))
-            Yf = scipy.signal.upfirdn(h, Yb, down=D, axis=0)[first:first + len(c)]
-            yf = scipy.signal.upfirdn(h, y[sl], down=D, axis=0)[first:first + len(c)]
+            Yf = _signal().upfirdn(h, Yb, down=D, axis=0)[first:first + len(c)]
+            yf = _signal().upfirdn(h, y[sl], down=D, axis=0)[first:first + len(c)]
             keep = ~touched[j0:j0 + len(c)]
             yield Yf[keep], yf[keep]

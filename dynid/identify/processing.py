@@ -21,13 +21,19 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields
 
 import numpy as np
-import scipy.signal
 
 from ..errors import DataError
 from .recording import Recording
 
 __all__ = ["PeriodAverage", "Processing", "average_periods", "differentiate", "lowpass",
            "spectral_states"]
+
+
+def _signal():
+    """scipy.signal, imported on first use (it takes about half a second to import)."""
+    import scipy.signal
+
+    return scipy.signal
 
 
 def lowpass(x: np.ndarray, rate: float, cutoff: float, order: int = 4, *,
@@ -48,16 +54,16 @@ def lowpass(x: np.ndarray, rate: float, cutoff: float, order: int = 4, *,
     if not 0 < cutoff < rate / 2:
         raise DataError(f"cutoff: expected a frequency between 0 and the Nyquist frequency "
                         f"{rate / 2:g} Hz, found {cutoff:g} Hz")
-    sos = scipy.signal.butter(int(order), cutoff, fs=rate, output="sos")
+    sos = _signal().butter(int(order), cutoff, fs=rate, output="sos")
     x = np.asarray(x, dtype=float)
     if periodic:
         N = x.shape[0]
-        return scipy.signal.sosfiltfilt(sos, np.concatenate([x, x, x]), axis=0)[N:2 * N]
+        return _signal().sosfiltfilt(sos, np.concatenate([x, x, x]), axis=0)[N:2 * N]
     pad = 3 * (2 * len(sos) + 1)
     if x.shape[0] <= pad:
         raise DataError(f"lowpass: {x.shape[0]} samples are too few for an order-{order} "
                         f"filter (needs more than {pad}); record longer or lower the order")
-    return scipy.signal.sosfiltfilt(sos, x, axis=0)
+    return _signal().sosfiltfilt(sos, x, axis=0)
 
 
 def differentiate(x: np.ndarray, time: np.ndarray, *, periodic: bool = False) -> np.ndarray:

@@ -148,8 +148,8 @@ def simulate(robot: Robot, theta: np.ndarray, reference: Reference | FourierRefe
         The robot and its true standard parameters.
     reference
         Callable ``t (N,) → (q, v, a)`` (N, n) in basis coordinates, e.g. a
-        :class:`~dynid.identify.reference.FourierReference` or a designed excitation sampled
-        the same way.
+        :class:`~dynid.identify.reference.FourierReference`, or a designed excitation
+        (:class:`~dynid.trajectories.FourierTrajectory`, in basis or actuator space).
     duration
         Seconds simulated.
     control_rate
@@ -175,6 +175,7 @@ def simulate(robot: Robot, theta: np.ndarray, reference: Reference | FourierRefe
         raise DataError(f"duration: {duration} s at {control_rate} Hz gives too few samples")
     rng = np.random.default_rng(seed)
     n, trans = robot.n, robot.transmission
+    reference = _as_reference(robot, reference)
     dyn = Dynamics(robot, theta)
 
     q_r, v_r, _ = reference(np.array([0.0]))
@@ -259,6 +260,29 @@ def simulate(robot: Robot, theta: np.ndarray, reference: Reference | FourierRefe
                                names=robot.joint_names, units=_units(robot, "basis"),
                                output_limits=limit))
     return Simulation(tuple(measured), tuple(truth))
+
+
+def _as_reference(robot: Robot, reference) -> Reference:
+    """A basis-space callable from a callable or a trajectory with ``evaluate`` and a design
+    ``space`` (actuator-space trajectories, in SI units or encoder increments, are mapped
+    through the transmission)."""
+    if not hasattr(reference, "evaluate"):
+        return reference
+    trans = robot.transmission
+    if reference.n != robot.n:
+        raise DataError(f"reference: {reference.n} coordinates for a robot with {robot.n}")
+
+    def evaluate(t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        q, v, a = reference.evaluate(t)
+        if getattr(reference, "space", "basis") == "actuator":
+            if getattr(reference, "unit", "si") == "increments":
+                q = trans.from_increments(q)
+                v = trans.from_increments(v, derivative=True)
+                a = trans.from_increments(a, derivative=True)
+            q, v, a = trans.basis_state(q, v, a)
+        return q, v, a
+
+    return evaluate
 
 
 def _accel(dyn: Dynamics, q: np.ndarray, v: np.ndarray, u: np.ndarray) -> np.ndarray:
