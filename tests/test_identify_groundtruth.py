@@ -184,10 +184,10 @@ def test_periodic_excitation_averaging_and_maximum_likelihood():
                         y + sigma_y * rng.standard_normal(y.shape))
         data = IdentificationData(robot, rec, base=base,
                                   processing=Processing(period=period, skip_periods=0))
-        return MaximumLikelihood(max_harmonic=30).fit(data), rec
+        return MaximumLikelihood(max_harmonic=20).fit(data), rec
 
     z = []
-    for seed in range(6):
+    for seed in range(4):
         est, rec = fit(2e-4, seed)
         np.testing.assert_allclose(np.sqrt(np.diag(est.noise_covariance_)),
                                    sigma_y / np.sqrt(n_periods), rtol=0.15)
