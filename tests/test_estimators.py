@@ -179,6 +179,24 @@ def test_result_file_round_trip(tmp_path):
         load_result(tmp_path / "bad.json")
 
 
+def test_saturated_samples_are_left_out():
+    """Outputs clipped at a drive's limit no longer follow the model; flagged, they are left
+    out and the estimate stays exact."""
+    theta = ROBOT.prior * 1.1
+    exact = _data(theta, N=400)
+    rec = exact.recordings[0]
+    limit = np.quantile(np.abs(rec.output), 0.9, axis=0)
+    with pytest.warns(dynid.DynidWarning, match="saturated output"):
+        clipped = rec.with_signals(output=np.clip(rec.output, -limit, limit),
+                                   output_limits=limit)
+    assert clipped.saturated.any(axis=1).mean() > 0.2
+    truth = BASE.to_base(theta)
+    kept = OLS().fit(IdentificationData(ROBOT, clipped, base=BASE))
+    np.testing.assert_allclose(kept.base_params_, truth, rtol=1e-6, atol=1e-9)
+    used = OLS().fit(IdentificationData(ROBOT, clipped, base=BASE, drop_saturated=False))
+    assert np.max(np.abs(used.base_params_ - truth) / np.abs(truth)) > 1e-2
+
+
 def test_streamed_chunks_give_the_same_estimate():
     theta = ROBOT.prior * 1.05
     data = _data(theta, noise=np.eye(3) * 1e-2, N=400)

@@ -245,10 +245,13 @@ class Recording:
         return self._derive(**changes)
 
     def _derive(self, **changes) -> Recording:
-        # Values are SI already: keep the SI units; saturation was reported once.
+        # Values are SI already: keep the SI units. Saturation was reported once, unless new
+        # limits are given.
+        changes.setdefault("units", self.units)
+        if "output_limits" in changes:
+            return replace(self, **changes)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DynidWarning)
-            changes.setdefault("units", self.units)
             return replace(self, **changes)
 
     # Saturation ----------------------------------------------------------------------------
