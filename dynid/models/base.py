@@ -177,7 +177,9 @@ def base_parameters(robot: Robot | Regressor, *, n_samples: int | None = None,
         raise ModelError(f"base parameters: {worst.name} is neither independent nor a "
                          f"combination of the base columns at tolerance {tolerance:g}; try "
                          "another tolerance or more samples")
-    K[np.abs(K) < 1e-10 * max(1.0, np.abs(K).max(initial=0.0))] = 0.0
+    # Drop numerical noise: a term whose share of the dependent column is below 1e-8.
+    share = np.abs(K) * norms[independent][:, None] / np.where(scale > 0, scale, 1.0)[None, :]
+    K[share < 1e-8] = 0.0
     names = tuple(_group_name(params, i, dependent, K[row])
                   for row, i in enumerate(independent))
     return BaseParameters(params, independent, dependent, K, tolerance, names)
