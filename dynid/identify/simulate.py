@@ -263,26 +263,13 @@ def simulate(robot: Robot, theta: np.ndarray, reference: Reference | FourierRefe
 
 
 def _as_reference(robot: Robot, reference) -> Reference:
-    """A basis-space callable from a callable or a trajectory with ``evaluate`` and a design
-    ``space`` (actuator-space trajectories, in SI units or encoder increments, are mapped
-    through the transmission)."""
+    """A basis-space callable from a callable, or from a trajectory of
+    :mod:`dynid.trajectories` in any design space (mapped by its ``basis_motion``)."""
     if not hasattr(reference, "evaluate"):
         return reference
-    trans = robot.transmission
-    if reference.n != robot.n:
-        raise DataError(f"reference: {reference.n} coordinates for a robot with {robot.n}")
+    from ..trajectories.spaces import basis_motion
 
-    def evaluate(t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        q, v, a = reference.evaluate(t)
-        if getattr(reference, "space", "basis") == "actuator":
-            if getattr(reference, "unit", "si") == "increments":
-                q = trans.from_increments(q)
-                v = trans.from_increments(v, derivative=True)
-                a = trans.from_increments(a, derivative=True)
-            q, v, a = trans.basis_state(q, v, a)
-        return q, v, a
-
-    return evaluate
+    return basis_motion(reference, robot)
 
 
 def _accel(dyn: Dynamics, q: np.ndarray, v: np.ndarray, u: np.ndarray) -> np.ndarray:
