@@ -216,6 +216,14 @@ def test_fit_checks_its_input():
                                               r"predicts motor_torque"):
         t = np.arange(20) * 0.1
         IdentificationData(ROBOT, Recording(t, np.zeros((20, 3)), np.zeros((20, 3))))
+    slider = random_robot(2, seed=1, prismatic=1.0)
+    t = np.arange(20) * 0.1
+    with pytest.raises(dynid.DataError, match=r"joint1 is in rad, but joint joint1 is "
+                                              r"prismatic \(m\)"):
+        IdentificationData(slider, Recording(t, np.zeros((20, 2)), np.zeros((20, 2))))
+    with pytest.raises(dynid.DataError, match="recording: 2 coordinates, but robot"):
+        IdentificationData(ROBOT, Recording(t, np.zeros((20, 2)), np.zeros((20, 2)),
+                                            output_kind="motor_torque"))
     data = _data(ROBOT.prior, noise=np.eye(3), N=60, processing=Processing(decimate=5))
     with pytest.raises(dynid.DataError, match=r"4 samples of 3 outputs for 28 base parameters"):
         OLS().fit(data)  # decimation keeps 4 samples
