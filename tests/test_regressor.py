@@ -236,3 +236,29 @@ def test_bad_states_raise(panda, bad, match):
 def test_predict_checks_parameter_length(panda):
     with pytest.raises(dynid.DataError, match="theta: expected a vector of length 91"):
         Regressor(panda).predict(np.zeros(7), np.zeros(7), np.zeros(7), np.zeros(5))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_branched_trees_are_ordered_depth_first(seed):
+    """Pinocchio's CRBA needs each subtree's joints to be consecutive: the mass matrix it gives
+    must equal the one from RNEA with unit accelerations (and zero velocity and gravity)."""
+    robot = random_robot(9, seed=seed, branched=True, prismatic=0.3)
+    model = robot.tree.model.copy()
+    model.gravity.linear = np.zeros(3)
+    data = model.createData()
+    for j in range(1, model.njoints):
+        subtree = [k for k in range(j, model.njoints) if j in _ancestors(model, k)]
+        assert subtree == list(range(j, j + len(subtree)))
+    q = random_states(robot, 1, np.random.default_rng(seed))[0][0]
+    M = pin.crba(model, data, q)
+    M = np.triu(M) + np.triu(M, 1).T
+    columns = [pin.rnea(model, data, q, np.zeros(robot.n), e) for e in np.eye(robot.n)]
+    np.testing.assert_allclose(M, np.array(columns).T, atol=1e-12)
+
+
+def _ancestors(model, k):
+    out = []
+    while k:
+        out.append(k)
+        k = model.parents[k]
+    return out

@@ -99,7 +99,8 @@ def build_tree(rows: Sequence[DHJoint], *, convention: str = "modified",
     Parameters
     ----------
     rows
-        One :class:`DHJoint` per joint, parents before children.
+        One :class:`DHJoint` per joint, parents before children. The tree's joints are in
+        depth-first order (the table's order for a serial chain).
     convention
         ``"modified"`` (Khalil–Kleinfinger) or ``"classic"``.
     inertias
@@ -121,25 +122,29 @@ def build_tree(rows: Sequence[DHJoint], *, convention: str = "modified",
     if unknown:
         raise ModelError(f"inertial priors given for unknown links {sorted(unknown)}; "
                          f"links are {links}")
+    parents = []
+    for i, row in enumerate(rows):
+        if row.type not in ("revolute", "prismatic"):
+            raise ModelError(f"joint {row.name!r}: type must be 'revolute' or 'prismatic', "
+                             f"found {row.type!r}")
+        parent = row.parent or (links[i - 1] if i else base)
+        if parent not in (base, *links[:i]):
+            raise ModelError(f"joint {row.name!r}: parent link {parent!r} is not defined before "
+                             f"it; known links are {[base, *links[:i]]}")
+        if convention == "classic" and (row.parent or row.gamma or row.b):
+            raise ModelError(f"joint {row.name!r}: parent, gamma and b belong to the "
+                             "modified (Khalil–Kleinfinger) convention; use it for trees")
+        parents.append(parent)
     model = pin.Model()
     model.name = "dh"
     model.gravity.linear = np.asarray(gravity, dtype=float)
     joint_of = {base: 0}
     tail = {base: pin.SE3.Identity()}  # classic: placement of the link's DH frame in its joint
-    for i, (row, link) in enumerate(zip(rows, links, strict=True)):
-        if row.type not in ("revolute", "prismatic"):
-            raise ModelError(f"joint {row.name!r}: type must be 'revolute' or 'prismatic', "
-                             f"found {row.type!r}")
-        parent = row.parent or (links[i - 1] if i else base)
-        if parent not in joint_of:
-            raise ModelError(f"joint {row.name!r}: parent link {parent!r} is not defined before "
-                             f"it; known links are {list(joint_of)}")
+    for i in _depth_first(links, parents, base):
+        row, link, parent = rows[i], links[i], parents[i]
         if convention == "modified":
             placement, body = _modified(row), pin.SE3.Identity()
         else:
-            if row.parent or row.gamma or row.b:
-                raise ModelError(f"joint {row.name!r}: parent, gamma and b belong to the "
-                                 "modified (Khalil–Kleinfinger) convention; use it for trees")
             placement, body = tail[parent], _classic(row)
         jmodel = pin.JointModelRZ() if row.type == "revolute" else pin.JointModelPZ()
         jid = model.addJoint(joint_of[parent], jmodel, placement, row.name,
@@ -154,4 +159,21 @@ def build_tree(rows: Sequence[DHJoint], *, convention: str = "modified",
         last = links[-1]
         frame = _modified(tool) if convention == "modified" else tail[last] * _classic(tool)
         model.addFrame(pin.Frame(tool.name, joint_of[last], frame, pin.FrameType.OP_FRAME))
-    return Tree.from_model(model, tuple(links))
+    return Tree.from_model(model, tuple(links[i] for i in _depth_first(links, parents, base)))
+
+
+def _depth_first(links: list[str], parents: list[str], base: str) -> list[int]:
+    """Row indices in depth-first order, children in table order.
+
+    Pinocchio's algorithms that use subtree structure (CRBA, for one) need every subtree's
+    joints to be consecutive; a table that lists a tree breadth-first is reordered."""
+    children: dict[str, list[int]] = {}
+    for i, parent in enumerate(parents):
+        children.setdefault(parent, []).append(i)
+    order: list[int] = []
+    stack = list(reversed(children.get(base, [])))
+    while stack:
+        i = stack.pop()
+        order.append(i)
+        stack.extend(reversed(children.get(links[i], [])))
+    return order

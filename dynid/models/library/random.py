@@ -66,19 +66,22 @@ def random_robot(n_joints: int, *, seed: int = 0, prismatic: float = 0.0,
     gravity = rng.standard_normal(3)
     tree = build_tree(rows, inertias=links, gravity=9.81 * gravity / np.linalg.norm(gravity))
     terms = []
+    # Coordinates follow the tree's (depth-first) order; row j of the table is joint{j + 1}.
+    at = {name: i for i, name in enumerate(tree.joint_names)}
     if friction:
         for j in range(n_joints):
-            terms.append(joint_friction(f"joint{j + 1}", j, linear=rows[j].type == "prismatic",
+            terms.append(joint_friction(f"joint{j + 1}", at[f"joint{j + 1}"],
+                                        linear=rows[j].type == "prismatic",
                                         viscous=rng.uniform(0.01, 1), coulomb=rng.uniform(0.01, 1),
                                         offset=rng.uniform(-0.2, 0.2), smoothing=smoothing))
     transmission = None
     if motors:
         ratios = rng.choice([-1, 1], n_joints) * rng.uniform(5, 150, n_joints)
         transmission = Transmission([Gear(r) for r in ratios],
-                                    [f"motor{j + 1}" for j in range(n_joints)],
+                                    [f"motor{i + 1}" for i in range(n_joints)],
                                     torque_constants=rng.uniform(0.02, 0.5, n_joints))
-        for j in range(n_joints):
-            terms.append(motor_dynamics(f"motor{j + 1}", j, inertia=rng.uniform(1e-6, 1e-4),
+        for i in range(n_joints):
+            terms.append(motor_dynamics(f"motor{i + 1}", i, inertia=rng.uniform(1e-6, 1e-4),
                                         viscous=rng.uniform(1e-6, 1e-4),
                                         coulomb=rng.uniform(1e-4, 1e-2), smoothing=smoothing))
     name = f"random{n_joints}{'b' if branched else ''}-{seed}"
