@@ -49,17 +49,6 @@ def report(name: str, robot: dynid.Robot, settings: DesignSettings) -> None:
     norms = np.linalg.norm(W, axis=0)
     print(f"{name}_condition_number_plain_lower_bound_column_norm_ratio: "
           f"{norms.max() / norms.min():.4g}")
-    reflected, changed = W.copy(), False
-    drives = dict(zip(robot.actuator_names, robot.transmission.drives, strict=True))
-    for c, index in enumerate(asm.columns):
-        p = robot.parameters[index]
-        if p.kind == "Jm" and hasattr(drives.get(p.owner), "ratio") and \
-                robot.transmission.coupling is None and robot.output == "joint_torque":
-            reflected[:, c] /= drives[p.owner].ratio ** 2
-            changed = True
-    if changed:     # gear motors and joint-torque output only
-        print(f"{name}_condition_number_plain_rotor_inertia_at_joint: "
-              f"{np.linalg.cond(reflected):.4g}")
     print(f"{name}_design_wall_time_s: {design.seconds:.2f}")
 
     per_period = 100 * CONSTRAINT_FACTOR * settings.samples

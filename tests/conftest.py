@@ -38,7 +38,8 @@ def reference_output(robot: dynid.Robot, theta: np.ndarray, q, v, a) -> np.ndarr
     """Model output computed directly, independently of the regressor's assembly.
 
     Links: Pinocchio's RNEA with the inertias set from ``theta``. Friction: ``fv v + fc sgn v +
-    fo`` per joint. Gear motors: motor-side ``Jm q̈_m + fvm q̇_m + fcm sgn q̇_m`` with
+    fo`` per joint, plus the armature ``Ia q̈``. Gear motors: motor-side
+    ``Jm q̈_m + fvm q̇_m + fcm sgn q̇_m`` with
     ``q_m = r q``; joint torque adds ``r`` times it, motor torque is ``τ / r`` plus it,
     current divides motor torque by ``k_T``. Only robots whose closure is the identity and
     whose drives are gears with no coupling.
@@ -62,7 +63,7 @@ def reference_output(robot: dynid.Robot, theta: np.ndarray, q, v, a) -> np.ndarr
 
     for j, joint in enumerate(robot.joint_names):
         tau[:, j] += (get(joint, "fv") * v[:, j] + get(joint, "fc") * sgn(v[:, j], joint)
-                      + get(joint, "fo"))
+                      + get(joint, "fo") + get(robot.actuator_names[j], "Ia") * a[:, j])
     ratios = np.array([d.ratio for d in robot.transmission.drives])
     motor = np.zeros_like(tau)
     for j, m in enumerate(robot.actuator_names):

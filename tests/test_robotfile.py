@@ -29,7 +29,8 @@ def test_panda_file_contents(panda):
     assert params["link3.mcx"].unit == "kg·m"
     assert params["link3.Izz"].unit == "kg·m²"
     assert params["joint2.fv"].unit == "N·m·s/rad" and params["joint2.fv"].group == "friction"
-    assert params["motor2.Jm"].group == "actuator" and params["motor2.Jm"].prior == 1e-5
+    assert params["motor2.Ia"].group == "actuator" and params["motor2.Ia"].prior == 0.1
+    assert params["motor2.Ia"].unit == "kg·m²" and params["motor2.Ia"].lower == 0
     assert params["link1.m"].prior == pytest.approx(4.970684)
     # mcz of link 1 is m·c_z about the joint origin
     assert params["link1.mcz"].prior == pytest.approx(4.970684 * -0.04762)
@@ -152,8 +153,11 @@ BAD = [
     ("joints/joint1/friction/viscous", -0.1, r"joints.joint1.friction.viscous: expected a "
                                              r"value ≥ 0, found -0.1"),
     ("joints/joint1/actuator/ratio", 0, r"joints.joint1.actuator.ratio: expected a non-zero"),
-    ("joints/joint1/actuator/rotor_inertia", -1e-5, r"actuator.rotor_inertia: expected a "
-                                                    r"value ≥ 0"),
+    ("joints/joint1/actuator/rotor_inertia", 1e-5, r"joints.joint1.actuator.armature: give "
+                                                   r"either rotor_inertia"),
+    ("joints/joint1/actuator/armature", -0.1, r"joints.joint1.actuator.armature: expected a "
+                                              r"value ≥ 0"),
+    ("joints/joint1/actuator/viscous", -1e-5, r"actuator.viscous: expected a value ≥ 0"),
     ("joints/joint1/actuator/torque_constant", -0.1, r"joints.joint1.actuator.torque_constant:"
                                                      r" expected a value > 0"),
     ("joints/joint1/actuator/torque_constant", 0.1, r"joints.joint2.actuator.torque_constant: "

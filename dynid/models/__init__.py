@@ -12,7 +12,7 @@ from .regressor import Regressor
 from .robot import OUTPUTS, Limits, Robot
 from .robotfile import load_robot_file, robot_from_mapping
 from .springs import CableTorque, LinearSpring, TorsionalSpring
-from .terms import CoordinateTerm, Term, joint_friction, motor_dynamics
+from .terms import CoordinateTerm, Term, armature, joint_friction, motor_dynamics
 from .transmissions import Drive, Gear, Transmission
 from .tree import Tree
 
@@ -43,6 +43,7 @@ __all__ = [
     "TorsionalSpring",
     "Transmission",
     "Tree",
+    "armature",
     "base_parameters",
     "build_tree",
     "embedded_robots",

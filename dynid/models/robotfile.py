@@ -22,7 +22,8 @@ The format (every key is checked; an unknown, missing or malformed one raises
       joint1:
         limits: {position: [-2.9, 2.9], velocity: 2.175, acceleration: 15, effort: 87}
         friction: {viscous: 0.1, coulomb: 0.5, offset: 0.0, smoothing: 0.01}
-        actuator: {name: motor1, ratio: 100, rotor_inertia: 1.0e-5, viscous: 1.0e-5,
+        actuator: {name: motor1, ratio: 100, rotor_inertia: 1.0e-5, viscous: 1.0e-5,  # or
+                   # armature: 0.1 (inertia reflected to the joint, r²·rotor_inertia)
                    coulomb: 1.0e-3, torque_constant: 0.1, smoothing: 0.0,
                    encoder: {increments_per_turn: 4096, zero: 0},
                    limits: {position: [-200000, 200000], velocity: 3.0e5, unit: increments}}
@@ -53,7 +54,7 @@ from . import _mechanisms as M
 from . import _schema as S
 from .dh import DHJoint, LinkInertia, build_tree
 from .robot import OUTPUTS, Limits, Robot
-from .terms import joint_friction, motor_dynamics
+from .terms import armature, joint_friction, motor_dynamics
 from .transmissions import Transmission
 from .tree import Tree
 
@@ -69,8 +70,8 @@ _JOINT = ("limits", "friction", "actuator")
 _LIMITS = ("position", "velocity", "acceleration", "effort", "unit")
 _ENCODER = ("increments_per_turn", "zero")
 _FRICTION = ("viscous", "coulomb", "offset", "smoothing")
-_ACTUATOR = ("name", "ratio", "rotor_inertia", "viscous", "coulomb", "torque_constant",
-             "smoothing", "encoder", "limits", "lever", "screw")
+_ACTUATOR = ("name", "ratio", "rotor_inertia", "armature", "viscous", "coulomb",
+             "torque_constant", "smoothing", "encoder", "limits", "lever", "screw")
 
 
 def load_robot_file(path: str | Path) -> Robot:
@@ -132,7 +133,14 @@ def robot_from_mapping(data: object, *, base_dir: str | Path = ".",
         motor_limits.append(_limits(act.get("limits"), f"{path}.limits",
                                     (-np.inf, np.inf, np.inf, np.inf, np.inf), encoders[-1]))
         values = {k: S.number(act[k], f"{path}.{k}", nonnegative=True)
-                  for k in ("rotor_inertia", "viscous", "coulomb", "smoothing") if k in act}
+                  for k in ("rotor_inertia", "armature", "viscous", "coulomb", "smoothing")
+                  if k in act}
+        if "armature" in values:
+            if "rotor_inertia" in values:
+                raise S.fail(f"{path}.armature", "give either rotor_inertia (motor side) or "
+                                                 "armature (reflected to the joint), not both: "
+                                                 "their columns are proportional")
+            terms.append(armature(motor, j, values.pop("armature"), linear=prismatic))
         if set(values) - {"smoothing"}:
             terms.append(motor_dynamics(motor, j, inertia=values.get("rotor_inertia"),
                                         viscous=values.get("viscous"),

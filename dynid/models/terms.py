@@ -15,7 +15,7 @@ import numpy as np
 from ..errors import ModelError
 from .parameters import Parameter
 
-__all__ = ["SPACES", "CoordinateBlock", "CoordinateTerm", "Term", "joint_friction",
+__all__ = ["SPACES", "CoordinateBlock", "CoordinateTerm", "Term", "armature", "joint_friction",
            "motor_dynamics"]
 
 SPACES = ("tree", "basis", "actuator")
@@ -153,6 +153,13 @@ def joint_friction(joint: str, row: int, *, space: str = "basis", linear: bool =
     priors = {q: (k, v) for q, k, v in (("viscous", "fv", viscous), ("coulomb", "fc", coulomb),
                                          ("offset", "fo", offset)) if v is not None}
     return CoordinateTerm(joint, row, space, priors, linear=linear, smoothing=smoothing)
+
+
+def armature(motor: str, row: int, inertia: float, *, linear: bool = False) -> CoordinateTerm:
+    """Actuator inertia reflected to its joint, ``motor.Ia`` (``r² J_m`` for a gear), on a basis
+    coordinate. The usual identification parameter when the motor side is not modelled: its
+    column is the joint acceleration, in joint-side units like the links' inertias."""
+    return CoordinateTerm(motor, row, "basis", {"inertia": ("Ia", inertia)}, linear=linear)
 
 
 def motor_dynamics(motor: str, row: int, *, inertia: float | None = None,
