@@ -13,8 +13,8 @@ __all__ = ["main"]
 def _demo(args: argparse.Namespace) -> None:
     from .demo import run_demo
 
-    run_demo(args.robot, seed=args.seed, duration=args.duration, rate=args.rate,
-             noise=args.noise)
+    run_demo(args.robot, seed=args.seed, periods=args.periods, rate=args.rate,
+             noise=args.noise, quick=args.quick)
 
 
 def _robots(args: argparse.Namespace) -> None:
@@ -44,13 +44,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="dynid", description="Identify robot dynamics.")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    demo = sub.add_parser("demo", help="simulate a recording on an embedded robot and identify it")
+    demo = sub.add_parser("demo", help="design, simulate, identify and validate on an embedded "
+                                       "robot, with no hardware")
     demo.add_argument("--robot", default="panda", help="embedded robot name or robot file")
     demo.add_argument("--seed", type=int, default=0)
-    demo.add_argument("--duration", type=float, default=60.0, help="seconds of recording")
-    demo.add_argument("--rate", type=float, default=200.0, help="sample rate in Hz")
+    demo.add_argument("--periods", type=int, default=2, help="excitation periods recorded")
+    demo.add_argument("--rate", type=float, default=100.0, help="recording rate in Hz")
     demo.add_argument("--noise", type=float, default=0.02,
-                      help="output noise as a fraction of each joint's RMS")
+                      help="output noise as a fraction of each output's RMS")
+    demo.add_argument("--quick", action="store_true", help="cheaper excitation design")
     demo.set_defaults(func=_demo)
 
     robots = sub.add_parser("robots", help="list the embedded robots")

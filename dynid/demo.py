@@ -1,9 +1,9 @@
-"""The end-to-end demonstration run by ``dynid demo`` (and ``make demo``).
+"""The end-to-end run behind ``dynid demo`` (and ``make demo``), with no hardware.
 
-On an embedded robot, with no hardware: choose "true" parameters near the priors, simulate a
-recording of an exciting multi-sine trajectory with measurement noise, build the regressor and
-the base parameters, estimate them by least squares from the QR-compressed system, and report
-the parameter errors against the truth and the prediction error on a second trajectory.
+On an embedded robot: choose "true" parameters near the priors, design an exciting Fourier
+trajectory, simulate the robot tracking it in closed loop (drive loops, sensor noise and
+quantization), identify the base parameters by least squares and the standard parameters by
+physically consistent least squares, and check both on a second, independent trajectory.
 """
 
 from __future__ import annotations
@@ -13,33 +13,20 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .identify.system import LinearSystem
+from .identify import (
+    OLS,
+    IdentificationData,
+    PhysicallyConsistent,
+    Processing,
+    SensorNoise,
+    simulate,
+    smooth_coulomb,
+    validate,
+)
 from .models import Regressor, Robot, base_parameters, load_robot
+from .trajectories import DesignSettings, basis_motion, design_excitation
 
-__all__ = ["multisine", "run_demo", "true_parameters"]
-
-
-def multisine(robot: Robot, duration: float, rate: float, rng: np.random.Generator,
-              harmonics: int = 5, base_frequency: float = 0.1
-              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """A random periodic multi-sine per coordinate, scaled into the position and velocity
-    limits (80 % of the range), with analytic velocity and acceleration."""
-    t = np.arange(0.0, duration, 1.0 / rate)
-    lim = robot.limits
-    lo = np.where(np.isfinite(lim.lower), lim.lower, -np.pi)
-    hi = np.where(np.isfinite(lim.upper), lim.upper, np.pi)
-    w = 2 * np.pi * base_frequency * np.arange(1, harmonics + 1)
-    amp = rng.standard_normal((2, harmonics, robot.n)) / np.arange(1, harmonics + 1)[:, None]
-    s, c = np.sin(np.outer(t, w)), np.cos(np.outer(t, w))
-    q = s @ amp[0] + c @ amp[1]
-    v = (c * w) @ amp[0] - (s * w) @ amp[1]
-    a = -(s * w**2) @ amp[0] - (c * w**2) @ amp[1]
-    half = 0.4 * (hi - lo)
-    scale = half / np.abs(q).max(axis=0)
-    vmax = np.where(np.isfinite(lim.velocity), lim.velocity, np.inf)
-    scale = np.minimum(scale, 0.8 * vmax / np.abs(v).max(axis=0))
-    mid = (lo + hi) / 2
-    return mid + q * scale, v * scale, a * scale
+__all__ = ["run_demo", "true_parameters"]
 
 
 def true_parameters(robot: Robot, rng: np.random.Generator, spread: float = 0.1) -> np.ndarray:
@@ -54,57 +41,99 @@ def true_parameters(robot: Robot, rng: np.random.Generator, spread: float = 0.1)
     return theta
 
 
-def run_demo(robot: str = "panda", *, seed: int = 0, duration: float = 60.0,
-             rate: float = 200.0, noise: float = 0.02,
+def run_demo(robot: str = "panda", *, seed: int = 0, periods: int = 2, noise: float = 0.02,
+             rate: float = 100.0, quick: bool = False,
              echo: Callable[[str], None] = print) -> dict:
-    """Simulate, identify and report; returns the figures it printed."""
+    """Design, simulate, identify and validate; returns the figures it printed.
+
+    Parameters
+    ----------
+    robot
+        Embedded robot name or robot file.
+    seed
+        Seed of the true parameters, the designs and the noise.
+    periods
+        Periods of the excitation recorded.
+    noise
+        Output noise as a fraction of each output's RMS on the excitation.
+    rate
+        Recording rate, Hz (the drives' loops run at five times this rate).
+    quick
+        Cheaper design settings (fewer samples and iterations, one start).
+    """
     rng = np.random.default_rng(seed)
-    t0 = time.perf_counter()
-    model = load_robot(robot)
-    reg = Regressor(model)
-    base = base_parameters(reg, seed=seed)
-    t_model = time.perf_counter() - t0
-    echo(f"robot        {model!r}")
-    echo(f"base         {base.rank} base parameters of {len(model.parameters)} "
-         f"(model and base parameters in {t_model * 1e3:.0f} ms)")
-
+    t_start = time.perf_counter()
+    model = smooth_coulomb(load_robot(robot), joint=0.02, motor=2.0)
+    base = base_parameters(model, seed=seed)
     theta = true_parameters(model, rng)
-    q, v, a = multisine(model, duration, rate, rng)
-    clean = reg.predict(q, v, a, theta)
-    sigma = noise * clean.std(axis=0)
-    y = clean + sigma * rng.standard_normal(clean.shape)
-    echo(f"recording    {q.shape[0]} samples at {rate:g} Hz, output noise {noise:.0%} of each "
-         f"joint's RMS ({model.output})")
+    echo(f"robot        {model!r}")
+    echo(f"base         {base.rank} identifiable combinations of {len(model.parameters)} "
+         "parameters")
+
+    settings = DesignSettings(seed=seed, starts=1 if quick else 2,
+                              max_iterations=20 if quick else 60, samples=40 if quick else 100)
+    t0 = time.perf_counter()
+    design = design_excitation(model, settings)
+    period = 1.0 / design.trajectory.frequency
+    echo(f"excitation   {design.trajectory.harmonics} harmonics at {1 / period:g} Hz; "
+         f"condition number {design.condition['range']:.1f} (column-normalized), "
+         f"worst limit margin {design.report.margin:.3f}, in {time.perf_counter() - t0:.1f} s")
+    validation_design = design_excitation(model, DesignSettings(
+        seed=seed + 1, starts=1, max_iterations=settings.max_iterations,
+        samples=settings.samples))
 
     t0 = time.perf_counter()
-    system = LinearSystem(base.rank)
-    scale = 1.0 / sigma  # weight each joint by its noise level
-    for sl, Y in reg.chunks(q, v, a):
-        system.add((base.regressor(Y) * scale[None, :, None]).reshape(-1, base.rank),
-                   (y[sl] * scale).reshape(-1))
-    estimate = system.solve()
-    std = np.sqrt(np.diag(system.covariance(estimate)))
-    t_fit = time.perf_counter() - t0
+    control = 5 * rate
+    t = np.arange(0.0, period, 1.0 / rate)
+    clean = Regressor(model).predict(*basis_motion(design.trajectory, model)(t), theta)
+    sensors = SensorNoise(position_std=1e-5,
+                          output_std=noise * np.sqrt(np.mean(clean**2, axis=0)))
+    train = simulate(model, theta, design.trajectory, periods * period, control_rate=control,
+                     record_every=5, noise=sensors, seed=seed + 10)
+    test = simulate(model, theta, validation_design.trajectory, period, control_rate=control,
+                    record_every=5, noise=sensors, seed=seed + 20)
+    recording = train.measured[0]
+    echo(f"recording    {recording.time.size} samples at {rate:g} Hz over {periods} periods, "
+         f"closed loop at {control:g} Hz, output noise {noise:.0%} of RMS, simulated in "
+         f"{time.perf_counter() - t0:.1f} s")
+
+    t0 = time.perf_counter()
+    processing = Processing(cutoff=rate / 5)
+    data = IdentificationData(model, recording, processing=processing, base=base)
+    ols = OLS().fit(data)
+    consistent = PhysicallyConsistent(regularization="euclidean", weight=1.0).fit(data)
+    echo(f"identified   least squares and physically consistent least squares in "
+         f"{time.perf_counter() - t0:.1f} s\n")
+
     truth = base.to_base(theta)
-    echo(f"estimate     weighted least squares in {t_fit:.2f} s\n")
+    estimate, std = ols.result_.base_params, np.sqrt(np.diag(ols.result_.base_cov))
+    z = (estimate - truth) / std
+    echo(f"{'base parameter (largest first)':<58} {'true':>10} {'estimate':>10} {'σ':>8} "
+         f"{'err/σ':>6}")
+    for i in np.argsort(-np.abs(truth))[:12]:
+        name = base.names[i] if len(base.names[i]) <= 58 else base.names[i][:55] + "..."
+        echo(f"{name:<58} {truth[i]:10.4g} {estimate[i]:10.4g} {std[i]:8.1e} {z[i]:6.2f}")
+    echo(f"... {base.rank - 12} more; RMS of err/σ over all {base.rank}: "
+         f"{np.sqrt(np.mean(z ** 2)):.2f} (1 means the reported uncertainty is honest)")
 
-    echo(f"{'base parameter':<60} {'true':>11} {'estimate':>11} {'error':>8} {'σ':>8}")
-    rel = np.abs(estimate - truth) / np.maximum(np.abs(truth), 1e-12)
-    within = np.abs(estimate - truth) <= 3 * std
-    for name, t_, e_, s_ in zip(base.names, truth, estimate, std, strict=True):
-        short = name if len(name) <= 60 else name[:57] + "..."
-        echo(f"{short:<60} {t_:11.5g} {e_:11.5g} {e_ - t_:8.1e} {s_:8.1e}")
+    lmi = consistent.result_.solver["lmi_min_eigenvalue"]
+    err = np.linalg.norm(consistent.params_ - theta) / np.linalg.norm(theta)
+    echo(f"\nconsistent   smallest pseudo-inertia eigenvalue {lmi:.2e} (every link physical); "
+         f"standard parameters within {err:.1%} of the truth, total mass "
+         f"{_mass(model, consistent.params_):.2f} kg (true {_mass(model, theta):.2f} kg)")
+    figures = {"rank": base.rank, "z_rms": float(np.sqrt(np.mean(z ** 2))), "lmi_min": lmi,
+               "standard_error": err}
+    echo("validation   relative error on an independent trajectory (the true parameters "
+         "give the noise floor):")
+    for label, params in (("prior", model.prior), ("least squares", ols.result_),
+                          ("consistent", consistent.result_), ("true", theta)):
+        check = validate(model, params, test.measured[0], processing=processing)
+        echo(f"  {label:<14} {check.overall_relative_error:6.2f} %   per joint: "
+             + " ".join(f"{e:.1f}" for e in check.relative_error))
+        figures[f"validation_{label.replace(' ', '_')}"] = check.overall_relative_error
+    echo(f"\ndone in {time.perf_counter() - t_start:.1f} s")
+    return figures
 
-    qv, vv, av = multisine(model, duration / 2, rate, np.random.default_rng(seed + 1))
-    truth_v = reg.predict(qv, vv, av, theta)
-    y_v = truth_v + sigma * np.random.default_rng(seed + 2).standard_normal(truth_v.shape)
-    pred = np.concatenate([base.regressor(Y) @ estimate for _, Y in reg.chunks(qv, vv, av)])
-    rmse = np.sqrt(np.mean((pred - y_v) ** 2, axis=0))
-    echo("")
-    echo(f"parameters   median relative error {np.median(rel):.2e}, "
-         f"{within.mean():.0%} within 3σ of the truth")
-    echo("validation   RMSE per joint / noise σ: "
-         + " ".join(f"{r / s:.2f}" for r, s in zip(rmse, sigma, strict=True))
-         + "  (1.00 is the noise floor)")
-    return {"rank": base.rank, "relative_error": rel, "within_3sigma": within.mean(),
-            "rmse_over_noise": rmse / sigma}
+
+def _mass(robot: Robot, theta: np.ndarray) -> float:
+    return float(theta[robot.parameters.where(kind="m")].sum())
