@@ -6,7 +6,12 @@ Targets: extended/bare ratio ≤ 1.5; Panda model plus base parameters under 0.3
 
 from __future__ import annotations
 
+import os
 import time
+
+# One BLAS thread: on a shared machine, threaded BLAS makes the small QR of the base-parameter
+# computation hundreds of times slower and the figure meaningless.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numpy as np
 import pinocchio as pin
@@ -30,9 +35,10 @@ def main() -> None:
     robot = dynid.load_robot("panda")
     q, v, a = random_states(robot, N, np.random.default_rng(0))
     reg = Regressor(robot)
+    motor_side = Regressor(robot.with_output("motor_torque"))
     model, data = robot.tree.model, robot.tree.model.createData()
 
-    def extended():
+    def extended(reg=reg):
         total = 0.0
         for _, Y in reg.chunks(q, v, a):
             total += Y[0, 0, 0]
@@ -44,13 +50,15 @@ def main() -> None:
             f(model, data, q[k], v[k], a[k])
 
     # Interleaved, best of five each, so that both see the same machine state.
-    t_ext, t_bare = np.inf, np.inf
+    t_ext, t_motor, t_bare = np.inf, np.inf, np.inf
     for _ in range(5):
         t_ext = min(t_ext, best_of(extended, 1))
+        t_motor = min(t_motor, best_of(lambda: extended(motor_side), 1))
         t_bare = min(t_bare, best_of(bare, 1))
     print(f"panda_extended_regressor_samples_per_s: {N / t_ext:.0f}")
     print(f"panda_bare_pinocchio_regressor_samples_per_s: {N / t_bare:.0f}")
     print(f"panda_extended_over_bare_time_ratio: {t_ext / t_bare:.3f}")
+    print(f"panda_motor_torque_output_over_bare_time_ratio: {t_motor / t_bare:.3f}")
     print(f"panda_extended_columns: {len(robot.parameters)}")
 
     def build():

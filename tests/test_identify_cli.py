@@ -7,8 +7,8 @@ import pytest
 
 import dynid
 from dynid.cli import main
-from dynid.demo import multisine, true_parameters
-from dynid.identify import Recording, load_result, save_npz
+from dynid.demo import true_parameters
+from dynid.identify import FourierReference, Recording, load_result, save_npz
 
 
 @pytest.fixture(scope="module")
@@ -20,7 +20,8 @@ def recordings(tmp_path_factory):
     folder = tmp_path_factory.mktemp("recordings")
     paths = []
     for k in range(2):
-        q, v, a = multisine(robot, 12, 100, np.random.default_rng(k + 1))
+        reference = FourierReference.random(robot, frequency=0.1, ramp=0.0, seed=k + 1)
+        q, v, a = reference(np.arange(0.0, 12.0, 0.01))
         y = reg.predict(q, v, a, theta)
         y += 0.01 * rng.standard_normal(y.shape)
         rec = Recording(np.arange(len(q)) / 100, q, y, velocities=v, accelerations=a)

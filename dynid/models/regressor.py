@@ -124,6 +124,8 @@ class Regressor:
 
         trans, act = robot.transmission, spaces["actuator"]
         direct = trans.is_direct
+        if robot.output == "joint_torque" and not len(act.columns):
+            return Y
         if direct and robot.output == "joint_torque":
             act.add(Y, q, v, a)
             return Y
@@ -137,7 +139,7 @@ class Regressor:
                 Y[:, :, self._act_cols] = trans.to_basis(rows[:, :, self._act_cols], gp)
             return Y
         if not direct:
-            Y = trans.to_actuator(Y, gp)
+            Y = trans.to_actuator(Y, gp, overwrite=True)
         act.add(Y, q_m, v_m, a_m)
         if robot.output == "current":
             Y /= trans.torque_constants[None, :, None]

@@ -204,9 +204,11 @@ class Transmission:
         return np.swapaxes(self.jacobian(q), 1, 2) * self.torque_constants[None, None, :]
 
     # Forces ------------------------------------------------------------------------------
-    def to_actuator(self, rows: np.ndarray, gp: np.ndarray) -> np.ndarray:
-        """Basis-space rows (N, n, p) to actuator space: ``K⁻ᵀ rows``."""
-        out = rows / gp[:, :, None]
+    def to_actuator(self, rows: np.ndarray, gp: np.ndarray, *,
+                    overwrite: bool = False) -> np.ndarray:
+        """Basis-space rows (N, n, p) to actuator space: ``K⁻ᵀ rows`` (written over ``rows``
+        when ``overwrite`` and there is no coupling)."""
+        out = np.divide(rows, gp[:, :, None], out=rows if overwrite else None)
         if self.coupling is not None:
             out = np.matmul(self._coupling_inv.T, out)
         return out
