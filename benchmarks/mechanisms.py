@@ -17,24 +17,15 @@ import os
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-import time
 
 import numpy as np
 import pinocchio as pin
+from _timing import best_of
 
 import dynid
 from dynid.models import Regressor, base_parameters, random_states
 
 N = 20_000
-
-
-def best_of(fn, repeat: int = 3) -> float:
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
 
 
 def measure(name: str) -> None:

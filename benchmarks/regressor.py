@@ -7,7 +7,6 @@ Targets: extended/bare ratio ≤ 1.5; Panda model plus base parameters under 0.3
 from __future__ import annotations
 
 import os
-import time
 
 # One BLAS thread: on a shared machine, threaded BLAS makes the small QR of the base-parameter
 # computation hundreds of times slower and the figure meaningless.
@@ -15,20 +14,12 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numpy as np
 import pinocchio as pin
+from _timing import best_of
 
 import dynid
 from dynid.models import Regressor, base_parameters, random_states
 
 N = 100_000
-
-
-def best_of(fn, repeat: int = 3) -> float:
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
 
 
 def main() -> None:

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .._files import read_structured
 from ..errors import DataError
 from .processing import Processing
 from .uncertainty import Uncertainty
@@ -149,14 +150,8 @@ class IdentificationResult:
 
 def load_result(path: str | Path) -> IdentificationResult:
     """Read a result file written by :meth:`IdentificationResult.save`."""
-    path = Path(path)
-    if not path.is_file():
-        raise DataError(f"result file {str(path)!r} does not exist")
-    try:
-        data = json.loads(path.read_text())
-    except json.JSONDecodeError as exc:
-        raise DataError(f"result file {str(path)!r} is not valid JSON: {exc}") from None
-    return IdentificationResult.from_json(data, path.name)
+    data = read_structured(path, "result file", json.loads, json.JSONDecodeError, DataError)
+    return IdentificationResult.from_json(data, Path(path).name)
 
 
 def _plain(x):

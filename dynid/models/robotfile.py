@@ -49,6 +49,7 @@ from pathlib import Path
 import numpy as np
 import yaml
 
+from .._files import read_structured
 from ..errors import ModelError
 from . import _mechanisms as M
 from . import _schema as S
@@ -77,12 +78,7 @@ _ACTUATOR = ("name", "ratio", "rotor_inertia", "armature", "viscous", "coulomb",
 def load_robot_file(path: str | Path) -> Robot:
     """Read and validate a robot file."""
     path = Path(path)
-    if not path.is_file():
-        raise ModelError(f"robot file {str(path)!r} does not exist")
-    try:
-        data = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as exc:
-        raise ModelError(f"robot file {str(path)!r} is not valid YAML: {exc}") from None
+    data = read_structured(path, "robot file", yaml.safe_load, yaml.YAMLError, ModelError)
     return robot_from_mapping(data, base_dir=path.parent, default_name=path.stem)
 
 

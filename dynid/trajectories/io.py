@@ -20,6 +20,7 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
+from .._files import read_structured
 from ..errors import TrajectoryError
 from .design import Design
 from .fourier import FourierTrajectory
@@ -70,12 +71,8 @@ def save_trajectory(path: str | Path, trajectory: FourierTrajectory | Design, *,
 def read_trajectory_file(path: str | Path) -> TrajectoryFile:
     """Read and validate a trajectory file."""
     path = Path(path)
-    if not path.is_file():
-        raise TrajectoryError(f"trajectory file {str(path)!r} does not exist")
-    try:
-        data = json.loads(path.read_text())
-    except json.JSONDecodeError as exc:
-        raise TrajectoryError(f"trajectory file {str(path)!r} is not valid JSON: {exc}") from None
+    data = read_structured(path, "trajectory file", json.loads, json.JSONDecodeError,
+                           TrajectoryError)
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise TrajectoryError(f"trajectory file {str(path)!r}: expected \"format\": \"{FORMAT}\"; "
                               "this is not a dynid trajectory file")
