@@ -119,7 +119,7 @@ def lmi_at_psm_size() -> None:
     print(f"psm_base_parameters: {base.rank}")
     stacked = system.system()
     A, z = stacked.R @ base.matrix, stacked.qty
-    for solver in ("SCS", "CLARABEL"):
+    for solver in ("CLARABEL", "SCS"):  # the default first
         est = PhysicallyConsistent(solver=solver)
         est.solve(robot, A, z)  # compile once (cvxpy caches nothing between problems)
         start = time.perf_counter()

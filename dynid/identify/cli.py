@@ -180,7 +180,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="margin of the centre-of-mass boxes, m")
     g.add_argument("--regularization", choices=("euclidean", "entropic"), default=None)
     g.add_argument("--weight", type=float, default=1.0, help="regularization weight")
-    g.add_argument("--solver", choices=("SCS", "CLARABEL"), default="SCS")
+    g.add_argument("--solver", choices=("CLARABEL", "SCS"), default="CLARABEL")
     ident.set_defaults(func=_identify)
 
     val = sub.add_parser("validate", help="predict recordings with an identification result")
