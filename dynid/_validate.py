@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import scipy.linalg
 
 from .errors import DataError
 
@@ -48,3 +49,21 @@ def vector(x: object, name: str, length: int) -> np.ndarray:
     if not np.all(np.isfinite(arr)):
         raise DataError(f"{name}: expected finite values, found {arr}")
     return arr
+
+
+def whitener(covariance: object, name: str, n: int,
+             error: type[Exception] = DataError) -> np.ndarray:
+    """``L⁻¹`` (n, n) with ``L Lᵀ = covariance``: whitened noise has unit covariance.
+
+    Raises ``error`` naming ``name`` unless the covariance is a finite, symmetric, positive
+    definite (n, n) matrix."""
+    S = np.asarray(covariance, dtype=float)
+    if S.shape != (n, n) or not np.all(np.isfinite(S)) or not np.allclose(S, S.T):
+        raise error(f"{name}: expected a finite symmetric ({n}, {n}) covariance, found shape "
+                    f"{S.shape}")
+    try:
+        L = np.linalg.cholesky(S)
+    except np.linalg.LinAlgError:
+        raise error(f"{name}: the covariance is not positive definite; give variances > 0 on "
+                    "its diagonal and correlations below 1") from None
+    return scipy.linalg.solve_triangular(L, np.eye(n), lower=True)

@@ -75,3 +75,16 @@ def reference_output(robot: dynid.Robot, theta: np.ndarray, q, v, a) -> np.ndarr
     if robot.output == "motor_torque":
         return motor_torque
     return motor_torque / robot.transmission.torque_constants
+
+
+def standardized_errors(robot, base, recordings, truth) -> np.ndarray:
+    """``(θ̂_b − θ_b) / σ̂`` of weighted least squares, one row per recording (decimated by 10):
+    for an honest reported uncertainty, standard normal."""
+    from dynid.identify import WLS, IdentificationData, Processing
+
+    z = []
+    for rec in recordings:
+        data = IdentificationData(robot, rec, base=base, processing=Processing(decimate=10))
+        est = WLS().fit(data)
+        z.append((est.base_params_ - truth) / np.sqrt(np.diag(est.base_cov_)))
+    return np.array(z)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import standardized_errors
 
 import dynid
 from dynid.demo import true_parameters
@@ -70,12 +71,7 @@ def test_ariane_without_noise_recovers_the_base_parameters(ariane_case):
 def test_ariane_with_noise_has_honest_uncertainty(ariane_case):
     robot, theta, sim, _, base = ariane_case
     truth = base.to_base(theta)
-    z = []
-    for rec in sim.measured:
-        data = IdentificationData(robot, rec, base=base, processing=Processing(decimate=10))
-        est = WLS().fit(data)
-        z.append((est.base_params_ - truth) / np.sqrt(np.diag(est.base_cov_)))
-    z = np.array(z)
+    z = standardized_errors(robot, base, sim.measured, truth)
     assert 0.7 < np.sqrt(np.mean(z**2)) < 1.3
     assert np.abs(z).max() < 4.5
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import standardized_errors
 
 import dynid
 from dynid.demo import true_parameters
@@ -80,12 +81,7 @@ def test_panda_with_noise_has_honest_uncertainty(panda_case):
     all of them), and each parameter's mean over the seeds is within 4/√RUNS."""
     robot, theta, sim, _, base = panda_case
     truth = base.to_base(theta)
-    z = []
-    for rec in sim.measured:
-        data = IdentificationData(robot, rec, base=base, processing=Processing(decimate=10))
-        est = WLS().fit(data)
-        z.append((est.base_params_ - truth) / np.sqrt(np.diag(est.base_cov_)))
-    z = np.array(z)
+    z = standardized_errors(robot, base, sim.measured, truth)
     assert 0.75 < np.sqrt(np.mean(z**2)) < 1.3
     assert np.abs(z).max() < 4.5
     assert np.abs(z.mean(axis=0)).max() < 4 / np.sqrt(RUNS)
@@ -132,12 +128,7 @@ def test_random_robot_with_gear_motors_and_current_output():
     est = OLS().fit(IdentificationData(robot, sim.truth[0], base=base))
     assert np.max(np.abs(est.base_params_ - truth) / np.abs(truth)) < 1e-6
     assert sim.measured[0].space == "actuator"
-    z = []
-    for rec in sim.measured:
-        data = IdentificationData(robot, rec, base=base, processing=Processing(decimate=10))
-        est = WLS().fit(data)
-        z.append((est.base_params_ - truth) / np.sqrt(np.diag(est.base_cov_)))
-    z = np.array(z)
+    z = standardized_errors(robot, base, sim.measured, truth)
     assert 0.75 < np.sqrt(np.mean(z**2)) < 1.3 and np.abs(z).max() < 4.5
 
 

@@ -71,7 +71,7 @@ def test_bad_weights_and_shapes_are_reported(problem):
     joint = _joint(Y, y)
     with pytest.raises(dynid.DataError, match=r"weights: expected 3 finite values > 0"):
         joint.system(weights=[1.0, -1.0, 1.0])
-    with pytest.raises(dynid.DataError, match="covariance: not positive definite"):
+    with pytest.raises(dynid.DataError, match="covariance: the covariance is not positive"):
         joint.system(covariance=np.diag([1.0, 0.0, 1.0]))
     with pytest.raises(dynid.DataError, match="give weights or a covariance, not both"):
         joint.system(weights=np.ones(3), covariance=S)

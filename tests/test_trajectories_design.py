@@ -289,3 +289,15 @@ def test_previous_information_of_another_robot(panda):
         space="actuator", unit="increments"), rate=2.0)
     with pytest.raises(TrajectoryError, match="does not match the robot's 62 base parameters"):
         design_excitation(panda, DesignSettings(**FAST), previous=[other])
+
+
+def test_bad_noise_covariance_is_named():
+    from dynid.trajectories.criteria import noise_whitener
+
+    with pytest.raises(dynid.TrajectoryError, match="noise: the covariance is not positive"):
+        noise_whitener(np.array([[1.0, 2.0], [2.0, 1.0]]), 2)
+    with pytest.raises(dynid.TrajectoryError, match=r"noise: expected a finite symmetric"):
+        noise_whitener(np.array([[1.0, 0.5], [0.0, 1.0]]), 2)
+    L = noise_whitener(np.array([[4.0, 1.0], [1.0, 2.0]]), 2)
+    np.testing.assert_allclose(L @ np.array([[4.0, 1.0], [1.0, 2.0]]) @ L.T, np.eye(2),
+                               atol=1e-12)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 
+from .. import _validate
 from ..errors import DataError, SolverError
 
 __all__ = ["JointSystem", "LinearSystem", "whitening"]
@@ -49,16 +50,7 @@ def whitening(n: int, *, weights: np.ndarray | None = None,
                             f"found {w}")
         return np.diag(w)
     if covariance is not None:
-        S = np.asarray(covariance, dtype=float)
-        if S.shape != (n, n) or not np.all(np.isfinite(S)) or not np.allclose(S, S.T):
-            raise DataError(f"covariance: expected a symmetric ({n}, {n}) matrix, found shape "
-                            f"{S.shape}")
-        try:
-            C = np.linalg.cholesky(S)
-        except np.linalg.LinAlgError:
-            raise DataError("covariance: not positive definite; an output without noise "
-                            "cannot be weighted by it") from None
-        return scipy.linalg.solve_triangular(C, np.eye(n), lower=True)
+        return _validate.whitener(covariance, "covariance", n)
     return None
 
 

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg
 
+from .. import _validate
 from ..errors import DataError, TrajectoryError
 
 __all__ = ["CRITERIA", "SCALINGS", "ConditionNumber", "Criterion", "DOptimal", "Information",
@@ -265,15 +266,10 @@ def noise_whitener(noise: object, n: int) -> np.ndarray | None:
         if np.any(~np.isfinite(S)) or np.any(S <= 0):
             raise TrajectoryError(f"noise: expected {n} standard deviations > 0, found {S}")
         return np.diag(1.0 / S)
-    if S.shape != (n, n) or np.any(~np.isfinite(S)) or not np.allclose(S, S.T):
+    if S.ndim != 2:
         raise TrajectoryError(f"noise: expected {n} standard deviations or a symmetric ({n}, "
                               f"{n}) covariance, found shape {S.shape}")
-    try:
-        L = np.linalg.cholesky(S)
-    except np.linalg.LinAlgError:
-        raise TrajectoryError("noise: the covariance is not positive definite; give variances "
-                              "> 0 on its diagonal and correlations below 1") from None
-    return np.linalg.inv(L)
+    return _validate.whitener(S, "noise", n, TrajectoryError)
 
 
 def condition_numbers(W: np.ndarray) -> dict[str, float]:
