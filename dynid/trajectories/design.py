@@ -15,7 +15,7 @@ feasible starting points drawn from ``seed``:
    (:func:`~dynid.trajectories.feasibility.shrink`), and keeps the better one.
 
 The best accepted trajectory wins. Everything is deterministic for a given seed. The small
-dense linear algebra runs on one BLAS thread (:mod:`~dynid.trajectories._blas`).
+dense linear algebra runs on one BLAS thread (threadpoolctl).
 """
 
 from __future__ import annotations
@@ -25,10 +25,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from ..errors import SolverError
 from ..models import Robot
-from ._blas import single_thread_blas
 from ._progress import Progress
 from .assembly import assemble
 from .constraints import Report
@@ -122,7 +122,7 @@ def design_excitation(robot: Robot, settings: DesignSettings | None = None, *,
     progress
         Draw a progress bar on standard error.
     """
-    with single_thread_blas():
+    with threadpool_limits(limits=1, user_api="blas"):
         return _design(robot, settings or DesignSettings(), previous, progress)
 
 
