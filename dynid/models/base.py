@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.linalg
+from threadpoolctl import threadpool_limits
 
 from .. import _validate
 from ..errors import ModelError
@@ -138,6 +139,14 @@ def base_parameters(robot: Robot | Regressor, *, n_samples: int | None = None,
     seed
         Seed of the random states; the result does not depend on it for a well-chosen tolerance.
     """
+    # Small factorizations: threaded BLAS only adds synchronization (hundreds of times slower
+    # on a busy machine).
+    with threadpool_limits(limits=1, user_api="blas"):
+        return _base_parameters(robot, n_samples, tolerance, seed)
+
+
+def _base_parameters(robot: Robot | Regressor, n_samples: int | None, tolerance: float,
+                     seed: int) -> BaseParameters:
     reg = robot if isinstance(robot, Regressor) else Regressor(robot)
     robot = reg.robot
     params = robot.parameters
