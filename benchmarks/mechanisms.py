@@ -19,8 +19,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 
 import numpy as np
-import pinocchio as pin
-from _timing import best_of
+from _timing import best_of, extended_and_bare
 
 import dynid
 from dynid.models import Regressor, base_parameters, random_states
@@ -31,27 +30,7 @@ N = 20_000
 def measure(name: str) -> None:
     robot = dynid.load_robot(name)
     q, v, a = random_states(robot, N, np.random.default_rng(0))
-    reg = Regressor(robot)
-    # The bare regressor runs on the tree states the closure gives, so both see the same trees.
-    q_t, v_t, a_t, _ = robot.closure.tree_state(q, v, a)
-    cfg = robot.tree.configuration(q_t)
-    model, data = robot.tree.model, robot.tree.model.createData()
-
-    def extended():
-        total = 0.0
-        for _, Y in reg.chunks(q, v, a):
-            total += Y[0, 0, 0]
-        return total
-
-    def bare():
-        f = pin.computeJointTorqueRegressor
-        for k in range(N):
-            f(model, data, cfg[k], v_t[k], a_t[k])
-
-    t_ext, t_bare = np.inf, np.inf
-    for _ in range(3):
-        t_ext = min(t_ext, best_of(extended, 1))
-        t_bare = min(t_bare, best_of(bare, 1))
+    (t_ext,), t_bare = extended_and_bare([Regressor(robot)], q, v, a, rounds=3)
     short = name.removeprefix("dvrk_")
     print(f"{short}_extended_regressor_samples_per_s: {N / t_ext:.0f}")
     print(f"{short}_bare_pinocchio_regressor_samples_per_s: {N / t_bare:.0f}")

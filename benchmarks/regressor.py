@@ -13,8 +13,7 @@ import os
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numpy as np
-import pinocchio as pin
-from _timing import best_of
+from _timing import best_of, extended_and_bare
 
 import dynid
 from dynid.models import Regressor, base_parameters, random_states
@@ -25,27 +24,8 @@ N = 100_000
 def main() -> None:
     robot = dynid.load_robot("panda")
     q, v, a = random_states(robot, N, np.random.default_rng(0))
-    reg = Regressor(robot)
-    motor_side = Regressor(robot.with_output("motor_torque"))
-    model, data = robot.tree.model, robot.tree.model.createData()
-
-    def extended(reg=reg):
-        total = 0.0
-        for _, Y in reg.chunks(q, v, a):
-            total += Y[0, 0, 0]
-        return total
-
-    def bare():
-        f = pin.computeJointTorqueRegressor
-        for k in range(N):
-            f(model, data, q[k], v[k], a[k])
-
-    # Interleaved, best of five each, so that both see the same machine state.
-    t_ext, t_motor, t_bare = np.inf, np.inf, np.inf
-    for _ in range(5):
-        t_ext = min(t_ext, best_of(extended, 1))
-        t_motor = min(t_motor, best_of(lambda: extended(motor_side), 1))
-        t_bare = min(t_bare, best_of(bare, 1))
+    (t_ext, t_motor), t_bare = extended_and_bare(
+        [Regressor(robot), Regressor(robot.with_output("motor_torque"))], q, v, a, rounds=5)
     print(f"panda_extended_regressor_samples_per_s: {N / t_ext:.0f}")
     print(f"panda_bare_pinocchio_regressor_samples_per_s: {N / t_bare:.0f}")
     print(f"panda_extended_over_bare_time_ratio: {t_ext / t_bare:.3f}")
