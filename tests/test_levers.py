@@ -131,6 +131,20 @@ def test_motor_space_round_trip_and_table_iii(ariane):
         np.testing.assert_allclose(x, y, rtol=1e-9, atol=1e-10)
 
 
+def test_motor_positions_out_of_reach(ariane):
+    """Beyond the cylinder's stroke (length above l1 + l2) the inverse map raises, or, when not
+    strict, gives NaN for those samples only."""
+    trans = ariane.transmission
+    q_m = trans.actuator_state(*random_states(ariane, 4, np.random.default_rng(5)))[0]
+    q_m[1, 0] = 1e9
+    zero = np.zeros_like(q_m)
+    with pytest.raises(dynid.ModelError, match="beyond the cylinder's reach"):
+        trans.basis_state(q_m, zero, zero)
+    q, v, _ = trans.basis_state(q_m, zero, zero, strict=False)
+    assert np.isnan(q[1, 0]) and np.isnan(v[1, 0])
+    assert np.all(np.isfinite(np.delete(q, 1, axis=0))) and np.all(np.isfinite(q[1, 1:]))
+
+
 def test_lever_at_a_dead_point_is_refused():
     data = yaml.safe_load(ARIANE_FILE.read_text())
     bad = copy.deepcopy(data)

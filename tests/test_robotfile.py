@@ -272,3 +272,16 @@ def test_arbitrary_text_is_a_number_or_a_clear_error(text):
         assert str(exc).startswith("x: expected")
     else:
         assert np.isfinite(value)
+
+
+def test_units_of_coordinates_and_outputs(panda):
+    data = {"kinematics": {"modified_dh": [{"joint": "turn"},
+                                           {"joint": "slide", "type": "prismatic"}]},
+            "joints": {"turn": {"actuator": {"ratio": 10, "torque_constant": 0.1}},
+                       "slide": {"actuator": {"ratio": 500, "torque_constant": 0.1}}}}
+    robot = robot_from_mapping(data)
+    assert robot.basis_units == ("rad", "m")
+    assert robot.output_units == ("N·m", "N")
+    assert robot.with_output("motor_torque").output_units == ("N·m", "N·m")
+    assert robot.with_output("current").output_units == ("A", "A")
+    assert dynid.load_robot("dvrk_psm").basis_units[2] == "m"   # insertion, behind a closure

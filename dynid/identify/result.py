@@ -150,7 +150,7 @@ class IdentificationResult:
 
 def load_result(path: str | Path) -> IdentificationResult:
     """Read a result file written by :meth:`IdentificationResult.save`."""
-    data = read_structured(path, "result file", json.loads, json.JSONDecodeError, DataError)
+    data = read_structured(path, "result file", "JSON", json.loads, json.JSONDecodeError, DataError)
     return IdentificationResult.from_json(data, Path(path).name)
 
 

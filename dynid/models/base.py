@@ -17,15 +17,15 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.linalg
-from threadpoolctl import threadpool_limits
 
 from .. import _validate
+from .._blas import single_threaded
 from ..errors import ModelError
 from .parameters import GROUPS, ParameterSet
 from .regressor import Regressor
 from .robot import Robot
 
-__all__ = ["BaseParameters", "base_parameters", "random_states"]
+__all__ = ["BaseParameters", "base_parameters", "independent_columns", "random_states"]
 
 # Within a link, which parameters are kept as representatives first.
 _LINK_PREFERENCE = ("Izz", "Ixx", "Ixy", "Ixz", "Iyz", "mcx", "mcy", "mcz", "Iyy", "m")
@@ -124,6 +124,7 @@ def _preference(params: ParameterSet) -> np.ndarray:
     return np.array([k[-1] for k in sorted(keys)])
 
 
+@single_threaded
 def base_parameters(robot: Robot | Regressor, *, n_samples: int | None = None,
                     tolerance: float = 1e-8, seed: int = 0) -> BaseParameters:
     """Base parameters of a robot, from its regressor at random states.
@@ -139,14 +140,6 @@ def base_parameters(robot: Robot | Regressor, *, n_samples: int | None = None,
     seed
         Seed of the random states; the result does not depend on it for a well-chosen tolerance.
     """
-    # Small factorizations: threaded BLAS only adds synchronization (hundreds of times slower
-    # on a busy machine).
-    with threadpool_limits(limits=1, user_api="blas"):
-        return _base_parameters(robot, n_samples, tolerance, seed)
-
-
-def _base_parameters(robot: Robot | Regressor, n_samples: int | None, tolerance: float,
-                     seed: int) -> BaseParameters:
     reg = robot if isinstance(robot, Regressor) else Regressor(robot)
     robot = reg.robot
     params = robot.parameters
@@ -161,16 +154,7 @@ def _base_parameters(robot: Robot | Regressor, n_samples: int | None, tolerance:
     diag = np.abs(np.diag(R))
     rank = int(np.sum(diag > tolerance * diag[0]))
 
-    # Greedy choice in the preferred order: keep a column if it adds to the span.
-    order = [i for i in _preference(params) if live[i]]
-    kept: list[int] = []
-    Q = np.zeros((Ws.shape[0], 0))
-    for i in order:
-        r = Ws[:, i] - Q @ (Q.T @ Ws[:, i])
-        r -= Q @ (Q.T @ r)
-        if np.linalg.norm(r) > tolerance:
-            kept.append(i)
-            Q = np.column_stack([Q, r / np.linalg.norm(r)])
+    kept = independent_columns(Ws, [i for i in _preference(params) if live[i]], tolerance)
     if len(kept) != rank:
         raise ModelError(f"base parameters: the pivoted QR finds rank {rank} but the ordered "
                          f"selection finds {len(kept)}; the regressor is ill-conditioned at "
@@ -192,6 +176,20 @@ def _base_parameters(robot: Robot | Regressor, n_samples: int | None, tolerance:
     names = tuple(_group_name(params, i, dependent, K[row])
                   for row, i in enumerate(independent))
     return BaseParameters(params, independent, dependent, K, tolerance, names)
+
+
+def independent_columns(W: np.ndarray, order, threshold: float) -> list[int]:
+    """Greedy choice of columns of ``W`` (unit-norm) in ``order``: a column is kept when its
+    part orthogonal to the columns kept before it has a norm above ``threshold``."""
+    kept: list[int] = []
+    Q = np.zeros((W.shape[0], 0))
+    for i in order:
+        r = W[:, i] - Q @ (Q.T @ W[:, i])
+        r -= Q @ (Q.T @ r)  # second pass of Gram-Schmidt for orthogonality
+        if np.linalg.norm(r) > threshold:
+            kept.append(i)
+            Q = np.column_stack([Q, r / np.linalg.norm(r)])
+    return kept
 
 
 def _digits(x: float) -> int:

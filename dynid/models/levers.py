@@ -124,13 +124,14 @@ class LeverScrew(Drive):
         k = self.scale
         return k * (qp - self.length_at_zero), k * d1, k * d2
 
-    def inverse(self, g):
+    def inverse(self, g, *, strict=True):
         qp = self.length_at_zero + np.asarray(g, dtype=float) / self.scale
         cos = (self.l1 ** 2 + self.l2 ** 2 - qp ** 2) / (2 * self.l1 * self.l2)
-        if np.any(np.abs(cos) > 1 + 1e-12):
+        beyond = np.abs(cos) > 1 + 1e-12
+        if strict and np.any(beyond):
             raise ModelError(f"{self.name}: motor position(s) beyond the cylinder's reach "
                              f"(lengths between |l1 − l2| and l1 + l2)")
-        theta = self.branch * np.arccos(np.clip(cos, -1.0, 1.0))
+        theta = np.where(beyond, np.nan, self.branch * np.arccos(np.clip(cos, -1.0, 1.0)))
         q = theta - self.beta
         # The representative of q + 2πk nearest to the working range.
         return q + 2 * np.pi * np.round((self.center - q) / (2 * np.pi))

@@ -150,8 +150,22 @@ class Robot:
         return self.joint_names if self.output == "joint_torque" else self.actuator_names
 
     @property
-    def output_unit(self) -> str:
-        return "A" if self.output == "current" else "N·m or N"
+    def basis_units(self) -> tuple[str, ...]:
+        """Position unit of each basis coordinate: ``"m"`` for a prismatic joint, else
+        ``"rad"`` (a coordinate that is not a tree joint is taken as an angle)."""
+        types = dict(zip(self.tree.joint_names, self.tree.joint_types, strict=True))
+        return tuple("m" if types.get(name) == "prismatic" else "rad"
+                     for name in self.joint_names)
+
+    @property
+    def output_units(self) -> tuple[str, ...]:
+        """Unit of each output row: ``"A"`` (current), ``"N"`` (force on a prismatic joint)
+        or ``"N·m"`` (joint torque, or motor torque: the motors are rotary)."""
+        if self.output == "current":
+            return ("A",) * self.n
+        if self.output == "motor_torque":
+            return ("N·m",) * self.n
+        return tuple("N" if unit == "m" else "N·m" for unit in self.basis_units)
 
     @property
     def prior(self) -> np.ndarray:

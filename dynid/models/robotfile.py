@@ -78,7 +78,7 @@ _ACTUATOR = ("name", "ratio", "rotor_inertia", "armature", "viscous", "coulomb",
 def load_robot_file(path: str | Path) -> Robot:
     """Read and validate a robot file."""
     path = Path(path)
-    data = read_structured(path, "robot file", yaml.safe_load, yaml.YAMLError, ModelError)
+    data = read_structured(path, "robot file", "YAML", yaml.safe_load, yaml.YAMLError, ModelError)
     return robot_from_mapping(data, base_dir=path.parent, default_name=path.stem)
 
 

@@ -32,8 +32,9 @@ class Drive(ABC):
         """``g``, ``g′`` and ``g″`` at positions ``q`` (N,)."""
 
     @abstractmethod
-    def inverse(self, g: np.ndarray) -> np.ndarray:
-        """Positions ``q`` (N,) with ``g(q) = g``."""
+    def inverse(self, g: np.ndarray, *, strict: bool = True) -> np.ndarray:
+        """Positions ``q`` (N,) with ``g(q) = g``. A drive position out of reach raises
+        :class:`~dynid.errors.ModelError`, or gives NaN for that sample when not ``strict``."""
 
     def check_range(self, lower: float, upper: float, label: str) -> None:
         """Raise :class:`~dynid.errors.ModelError` when the drive cannot move the coordinate
@@ -52,7 +53,7 @@ class Gear(Drive):
     def evaluate(self, q):
         return self.ratio * q, np.full_like(q, self.ratio), np.zeros_like(q)
 
-    def inverse(self, g):
+    def inverse(self, g, *, strict=True):
         return g / self.ratio
 
     def __repr__(self) -> str:
@@ -173,15 +174,18 @@ class Transmission:
             g, gv, ga = g @ C, gv @ C, ga @ C
         return g, gv, ga, gp
 
-    def basis_state(self, q_m: np.ndarray, v_m: np.ndarray, a_m: np.ndarray
-                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Basis positions, velocities and accelerations from actuator ones (inverse map)."""
+    def basis_state(self, q_m: np.ndarray, v_m: np.ndarray, a_m: np.ndarray, *,
+                    strict: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Basis positions, velocities and accelerations from actuator ones (inverse map).
+
+        Actuator positions out of a drive's reach raise, or give NaN rows when not ``strict``.
+        """
         if self.coupling is not None:
             Ci = self._coupling_inv.T
             q_m, v_m, a_m = q_m @ Ci, v_m @ Ci, a_m @ Ci
         q = np.empty_like(q_m)
         for j, drive in enumerate(self.drives):
-            q[:, j] = drive.inverse(q_m[:, j])
+            q[:, j] = drive.inverse(q_m[:, j], strict=strict)
         _, gp, gpp = self._drive_state(q)
         v = v_m / gp
         return q, v, (a_m - gpp * v * v) / gp

@@ -15,7 +15,7 @@ feasible starting points drawn from ``seed``:
    (:func:`~dynid.trajectories.feasibility.shrink`), and keeps the better one.
 
 The best accepted trajectory wins. Everything is deterministic for a given seed. The small
-dense linear algebra runs on one BLAS thread (threadpoolctl).
+dense linear algebra runs on one BLAS thread (:mod:`dynid._blas`).
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
+from .._blas import single_thread
 from ..errors import SolverError
 from ..models import Robot
 from ._progress import Progress
@@ -122,7 +122,7 @@ def design_excitation(robot: Robot, settings: DesignSettings | None = None, *,
     progress
         Draw a progress bar on standard error.
     """
-    with threadpool_limits(limits=1, user_api="blas"):
+    with single_thread():
         return _design(robot, settings or DesignSettings(), previous, progress)
 
 

@@ -71,7 +71,7 @@ def save_trajectory(path: str | Path, trajectory: FourierTrajectory | Design, *,
 def read_trajectory_file(path: str | Path) -> TrajectoryFile:
     """Read and validate a trajectory file."""
     path = Path(path)
-    data = read_structured(path, "trajectory file", json.loads, json.JSONDecodeError,
+    data = read_structured(path, "trajectory file", "JSON", json.loads, json.JSONDecodeError,
                            TrajectoryError)
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise TrajectoryError(f"trajectory file {str(path)!r}: expected \"format\": \"{FORMAT}\"; "
