@@ -24,16 +24,10 @@ import numpy as np
 import scipy.linalg
 
 from .. import _validate
+from .._linalg import stack_triangular
 from ..errors import DataError, SolverError
 
 __all__ = ["JointSystem", "LinearSystem", "whitening"]
-
-
-def _compress(Rz: np.ndarray, block: np.ndarray) -> np.ndarray:
-    """Triangular factor of ``[Rz; block]``, trimmed to at most as many rows as columns."""
-    stacked = np.vstack([Rz, block])
-    R = scipy.linalg.qr(stacked, mode="r", check_finite=False)[0]
-    return R[:min(R.shape[0], stacked.shape[1])]
 
 
 def whitening(n: int, *, weights: np.ndarray | None = None,
@@ -106,7 +100,7 @@ class LinearSystem:
                             f"and {y.shape[0]}")
         if not (np.all(np.isfinite(W)) and np.all(np.isfinite(y))):
             raise DataError("W and y: expected finite values; remove non-finite samples first")
-        self._Rz = _compress(self._Rz, np.column_stack([W, y]))
+        self._Rz = stack_triangular(self._Rz, np.column_stack([W, y]))
         self.n_rows += W.shape[0]
         self._yy += float(y @ y)
 
@@ -198,7 +192,7 @@ class JointSystem:
             raise DataError("Y and y: expected finite values; remove non-finite samples first")
         if not len(y):
             return
-        self._R = _compress(self._R, np.column_stack([Y.reshape(len(y), n * p), y]))
+        self._R = stack_triangular(self._R, np.column_stack([Y.reshape(len(y), n * p), y]))
         self.n_samples += len(y)
 
     def _blocks(self) -> list[np.ndarray]:
@@ -217,7 +211,7 @@ class JointSystem:
         blocks = self._blocks()
         stacked = np.vstack([sum(T[l, i] * blocks[i] for i in range(self.n_outputs)
                                  if T[l, i] != 0.0) for l in range(self.n_outputs)])
-        Rz = _compress(np.zeros((0, self.n_params + 1)), stacked)
+        Rz = stack_triangular(np.zeros((0, self.n_params + 1)), stacked)
         return LinearSystem.from_factor(Rz, self.n_samples * self.n_outputs)
 
     def residuals_gram(self, theta: np.ndarray) -> np.ndarray:
