@@ -285,3 +285,21 @@ def test_units_of_coordinates_and_outputs(panda):
     assert robot.with_output("motor_torque").output_units == ("N·m", "N·m")
     assert robot.with_output("current").output_units == ("A", "A")
     assert dynid.load_robot("dvrk_psm").basis_units[2] == "m"   # insertion, behind a closure
+
+
+def test_urdf_limits_are_the_default_limits_by_both_routes():
+    """A robot built from a URDF tree in Python and one from a robot file naming the URDF both
+    take the position, velocity and effort limits of the URDF's <limit> tags."""
+    import xml.etree.ElementTree as ET
+
+    path = DATA / "panda.urdf"
+    tags = {j.get("name"): j.find("limit") for j in ET.parse(path).getroot().iter("joint")
+            if j.get("type") in ("revolute", "prismatic")}
+    for robot in (dynid.Robot(dynid.models.Tree.from_urdf(path)),
+                  robot_from_mapping({"kinematics": {"urdf": str(path)}})):
+        lim = robot.limits
+        for key, values in (("lower", lim.lower), ("upper", lim.upper),
+                            ("velocity", lim.velocity), ("effort", lim.effort)):
+            expected = [float(tags[name].get(key)) for name in robot.joint_names]
+            np.testing.assert_array_equal(values, expected, err_msg=key)
+        assert np.all(np.isinf(lim.acceleration))

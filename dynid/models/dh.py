@@ -49,7 +49,11 @@ class LinkInertia:
 
 @dataclass(frozen=True)
 class DHJoint:
-    """One row of a DH table (see the module docstring for the symbols of each convention)."""
+    """One row of a DH table (see the module docstring for the symbols of each convention).
+
+    ``lower`` and ``upper`` are the joint's position limits (rad or m; default none); robot
+    files give limits per joint under ``joints.<joint>.limits`` instead.
+    """
 
     name: str
     type: str = "revolute"
@@ -64,8 +68,6 @@ class DHJoint:
     parent: str = ""
     lower: float = -np.inf
     upper: float = np.inf
-    velocity: float = np.inf
-    effort: float = np.inf
 
 
 def _rz(t: float) -> pin.SE3:
@@ -148,7 +150,7 @@ def build_tree(rows: Sequence[DHJoint], *, convention: str = "modified",
             placement, body = tail[parent], _classic(row)
         jmodel = pin.JointModelRZ() if row.type == "revolute" else pin.JointModelPZ()
         jid = model.addJoint(joint_of[parent], jmodel, placement, row.name,
-                             np.array([row.effort]), np.array([row.velocity]),
+                             np.array([np.inf]), np.array([np.inf]),
                              np.array([row.lower]), np.array([row.upper]))
         inertia = inertias.get(link, LinkInertia()).to_pinocchio()
         model.appendBodyToJoint(jid, inertia, body)

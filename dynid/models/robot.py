@@ -62,7 +62,8 @@ class Robot:
     output
         One of :data:`OUTPUTS`.
     limits
-        Limits of the basis coordinates (default: the tree's position limits).
+        Limits of the basis coordinates (default: the tree's position, velocity and effort
+        limits when the closure is the identity, else none).
     actuator_limits
         Limits of the actuator coordinates, SI units on the motor side (rad, rad/s, rad/s²,
         N·m); default: none.
@@ -113,10 +114,10 @@ class Robot:
         set_(self, "parameters", ParameterSet(params))
         set_(self, "term_columns", tuple(columns))
         if self.limits is None:
-            lo, hi = self.tree.position_limits() if self.closure.is_identity else (None, None)
             lim = Limits.unbounded(n)
-            if lo is not None:
-                lim = replace(lim, lower=lo, upper=hi)
+            if self.closure.is_identity:
+                lower, upper, velocity, effort = self.tree.limits()
+                lim = replace(lim, lower=lower, upper=upper, velocity=velocity, effort=effort)
             set_(self, "limits", lim)
         if self.actuator_limits is None:
             set_(self, "actuator_limits", Limits.unbounded(n))

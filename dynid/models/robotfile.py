@@ -100,15 +100,13 @@ def robot_from_mapping(data: object, *, base_dir: str | Path = ".",
 
     terms, drives, motors, constants, encoders = [], [], [], [], []
     joint_limits, motor_limits = [], []
-    lower, upper = tree.position_limits()
+    lower, upper, velocity, effort = tree.limits()
     for j, joint in enumerate(basis):
         entry, path = entries[joint], f"joints.{joint}"
         t = tree.joint_names.index(joint) if joint in tree.joint_names else None
         defaults = (-np.inf, np.inf, np.inf, np.inf, np.inf)
         if t is not None and closure.is_identity:
-            idx_v = tree.model.joints[t + 1].idx_v
-            defaults = (lower[t], upper[t], tree.model.velocityLimit[idx_v], np.inf,
-                        tree.model.effortLimit[idx_v])
+            defaults = (lower[t], upper[t], velocity[t], np.inf, effort[t])
         joint_limits.append(_limits(entry.get("limits"), f"{path}.limits", defaults))
         prismatic = t is not None and tree.joint_types[t] == "prismatic"
         _friction(entry, path, joint, j, "basis", prismatic, terms)

@@ -111,18 +111,25 @@ class Tree:
                 out[:, jm.idx_q] = q_t[:, j]
         return out
 
-    def position_limits(self) -> tuple[np.ndarray, np.ndarray]:
-        """Lower and upper position limits per joint (±inf where unbounded)."""
-        lo, hi = np.full(self.n, -np.inf), np.full(self.n, np.inf)
+    def limits(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Lower and upper position, velocity and effort limits per joint, from the model
+        (±inf where there is none; an unbounded revolute joint has no position limits)."""
+        model = self.model
+        lower, upper = np.full(self.n, -np.inf), np.full(self.n, np.inf)
+        velocity, effort = np.empty(self.n), np.empty(self.n)
         for j in range(self.n):
-            jm = self.model.joints[j + 1]
+            jm = model.joints[j + 1]
             if jm.nq == 1:
-                lo[j] = self.model.lowerPositionLimit[jm.idx_q]
-                hi[j] = self.model.upperPositionLimit[jm.idx_q]
+                lower[j] = model.lowerPositionLimit[jm.idx_q]
+                upper[j] = model.upperPositionLimit[jm.idx_q]
+            velocity[j] = model.velocityLimit[jm.idx_v]
+            effort[j] = model.effortLimit[jm.idx_v]
+        out = lower, upper, velocity, effort
         # URDF files without <limit> give ±max double; treat as unbounded.
-        lo[lo < -1e100] = -np.inf
-        hi[hi > 1e100] = np.inf
-        return lo, hi
+        for x in out:
+            x[x < -1e100] = -np.inf
+            x[x > 1e100] = np.inf
+        return out
 
     def link_parameters(self) -> list[Parameter]:
         """Inertial parameters of every link, with the model's inertias as priors."""
