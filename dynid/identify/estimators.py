@@ -30,6 +30,7 @@ import time
 
 import numpy as np
 
+from .._blas import single_threaded
 from ..errors import DataError
 from .data import CompressedData, decimation_filter
 from .result import IdentificationResult
@@ -43,6 +44,7 @@ class Estimator:
 
     method = "estimator"
 
+    @single_threaded
     def fit(self, data: CompressedData) -> Estimator:
         """Estimate the parameters from ``data`` (:class:`~dynid.identify.data.
         IdentificationData` or :class:`~dynid.identify.data.CompressedData`); returns

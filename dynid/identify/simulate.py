@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._blas import single_threaded
 from ..errors import DataError
 from ..models import Robot
 from ..models.dynamics import Dynamics
@@ -136,6 +137,7 @@ def _quantize(x: np.ndarray, step: float | np.ndarray) -> np.ndarray:
     return np.where(step > 0, step * np.round(x / np.where(step > 0, step, 1.0)), x)
 
 
+@single_threaded
 def simulate(robot: Robot, theta: np.ndarray, reference: Reference | FourierReference,
              duration: float, *, control_rate: float = 1000.0, record_every: int = 1,
              loops: DriveLoops | None = None, noise: SensorNoise | None = None,

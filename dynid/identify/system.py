@@ -24,6 +24,7 @@ import numpy as np
 import scipy.linalg
 
 from .. import _validate
+from .._blas import single_threaded
 from .._linalg import stack_triangular
 from ..errors import DataError, SolverError
 
@@ -72,6 +73,7 @@ class LinearSystem:
         system._yy = float(Rz[:, -1] @ Rz[:, -1])
         return system
 
+    @single_threaded
     def add(self, W: np.ndarray, y: np.ndarray, *, weights: np.ndarray | None = None,
             covariance: np.ndarray | None = None) -> None:
         """Append rows ``W`` (m, p) and observations ``y`` (m,).
@@ -180,6 +182,7 @@ class JointSystem:
         self._R = np.zeros((0, self.n_outputs * (self.n_params + 1)))
         self.n_samples = 0
 
+    @single_threaded
     def add(self, Y: np.ndarray, y: np.ndarray) -> None:
         """Append samples: regressor rows ``Y`` (m, n, p) and outputs ``y`` (m, n)."""
         n, p = self.n_outputs, self.n_params
@@ -201,6 +204,7 @@ class JointSystem:
         return [np.column_stack([self._R[:, i * p:(i + 1) * p], self._R[:, n * p + i]])
                 for i in range(n)]
 
+    @single_threaded
     def system(self, *, weights: np.ndarray | None = None,
                covariance: np.ndarray | None = None) -> LinearSystem:
         """The stacked system of every output row, weighted per output or whitened by a full
