@@ -143,3 +143,24 @@ def test_bad_coupling_matrices_are_refused(coupling, match):
     with pytest.raises(dynid.DynidError, match=r"coupling matrix: expected shape \(2, 2\)"):
         dynid.models.Transmission([dynid.models.Gear(1.0)] * 2, ["a", "b"],
                                   coupling=np.eye(3))
+
+
+@pytest.mark.parametrize("name", ["dvrk_psm", "dvrk_mtm"])
+def test_joint_torque_output_is_coupling_transpose_of_motor_torque(name):
+    """Virtual work through the coupled transmission: ``τ = Kᵀ τ_m`` for every column, links
+    and motor terms alike, with ``K = ∂q_m/∂q`` by central differences of the actuator
+    positions (the drives are gears, so the differences are exact up to rounding)."""
+    robot = dynid.load_robot(name)
+    q, v, a = random_states(robot, 20, np.random.default_rng(8))
+    Y_joint = Regressor(robot.with_output("joint_torque"))(q, v, a)
+    Y_motor = Regressor(robot.with_output("motor_torque"))(q, v, a)
+    trans, h = robot.transmission, 1e-3
+    K = np.stack([(trans.actuator_state(q + h * e, v, a)[0]
+                   - trans.actuator_state(q - h * e, v, a)[0]) / (2 * h)
+                  for e in np.eye(robot.n)], axis=2)           # (N, n_m, n)
+    assert trans.coupling is not None and not np.allclose(K[0], np.diag(np.diag(K[0])))
+    np.testing.assert_allclose(K, trans.jacobian(q), atol=1e-9)
+    motor = robot.parameters.where(group="actuator")
+    assert len(motor) and np.abs(Y_joint[:, :, motor]).max() > 0
+    scale = np.abs(Y_joint).max()
+    np.testing.assert_allclose(np.swapaxes(K, 1, 2) @ Y_motor, Y_joint, atol=1e-10 * scale)

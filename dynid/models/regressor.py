@@ -55,7 +55,9 @@ class Regressor:
         self._spaces = {space: _SpaceTerms(robot, space, local=space == "tree"
                                            and not robot.closure.is_identity)
                         for space in SPACES}
-        self._act_cols = self._spaces["actuator"].columns
+        # Joint-torque output: actuator terms are evaluated in their own block, then Kᵀ.
+        self._act_local = (_SpaceTerms(robot, "actuator", local=True)
+                           if robot.output == "joint_torque" else None)
 
     @property
     def parameters(self):
@@ -119,25 +121,21 @@ class Regressor:
             if len(tree.columns):
                 rows = np.zeros((N, robot.tree.n, len(tree.columns)))
                 tree.add(rows, q_t, v_t, a_t)
-                Y[:, :, tree.columns] = robot.closure.project(rows, G)
+                Y[:, :, tree.target] = robot.closure.project(rows, G)
         spaces["basis"].add(Y, q, v, a)
 
         trans, act = robot.transmission, spaces["actuator"]
         direct = trans.is_direct
-        if robot.output == "joint_torque" and not len(act.columns):
-            return Y
-        if direct and robot.output == "joint_torque":
-            act.add(Y, q, v, a)
+        if robot.output == "joint_torque":
+            if direct:
+                act.add(Y, q, v, a)
+            elif len(act.columns):
+                q_m, v_m, a_m, gp = trans.actuator_state(q, v, a)
+                rows = np.zeros((N, n, len(act.columns)))
+                self._act_local.add(rows, q_m, v_m, a_m)
+                Y[:, :, act.target] = trans.to_basis(rows, gp, overwrite=True)
             return Y
         q_m, v_m, a_m, gp = trans.actuator_state(q, v, a)
-        if robot.output == "joint_torque":
-            if trans.coupling is None:
-                act.add(Y, q_m, v_m, a_m, row_scale=gp)
-            elif len(self._act_cols):
-                rows = np.zeros((N, n, p))
-                act.add(rows, q_m, v_m, a_m)
-                Y[:, :, self._act_cols] = trans.to_basis(rows[:, :, self._act_cols], gp)
-            return Y
         if not direct:
             Y = trans.to_actuator(Y, gp, overwrite=True)
         act.add(Y, q_m, v_m, a_m)
@@ -165,19 +163,15 @@ class _SpaceTerms:
         if not (local and pairs):
             self.columns = (np.concatenate([c for _, c in pairs]) if pairs
                             else np.zeros(0, dtype=int))
+        cols = self.columns
+        contiguous = len(cols) > 0 and np.array_equal(cols, np.arange(cols[0], cols[0] + len(cols)))
+        #: ``columns`` as a slice when consecutive (a cheaper assignment into the regressor).
+        self.target = slice(cols[0], cols[0] + len(cols)) if contiguous else cols
 
-    def add(self, out: np.ndarray, x: np.ndarray, xd: np.ndarray, xdd: np.ndarray,
-            row_scale: np.ndarray | None = None) -> None:
-        """Add the terms' columns at states (N, dim) into ``out`` (N, dim, p), each row
-        multiplied by ``row_scale`` (N, dim) when given."""
+    def add(self, out: np.ndarray, x: np.ndarray, xd: np.ndarray, xdd: np.ndarray) -> None:
+        """Add the terms' columns at states (N, dim) into ``out`` (N, dim, p)."""
         block = self.block
         if len(block):
-            values = block.values(x, xd, xdd)
-            if row_scale is not None:
-                values *= row_scale[:, block.rows]
-            out[:, block.rows, block.cols] += values
+            out[:, block.rows, block.cols] += block.values(x, xd, xdd)
         for term, cols in self.generic:
-            values = term.columns(x, xd, xdd)
-            if row_scale is not None:
-                values = values * row_scale[:, term.rows, None]
-            out[:, term.rows, cols] += values
+            out[:, term.rows, cols] += term.columns(x, xd, xdd)

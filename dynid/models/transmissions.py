@@ -217,8 +217,10 @@ class Transmission:
             out = np.matmul(self._coupling_inv.T, out)
         return out
 
-    def to_basis(self, rows: np.ndarray, gp: np.ndarray) -> np.ndarray:
-        """Actuator-space rows (N, n, p) to basis space: ``Kᵀ rows``."""
+    def to_basis(self, rows: np.ndarray, gp: np.ndarray, *,
+                 overwrite: bool = False) -> np.ndarray:
+        """Actuator-space rows (N, n, p) to basis space: ``Kᵀ rows`` (written over ``rows``
+        when ``overwrite`` and there is no coupling)."""
         if self.coupling is not None:
-            rows = np.matmul(self.coupling.T, rows)
-        return rows * gp[:, :, None]
+            rows, overwrite = np.matmul(self.coupling.T, rows), True
+        return np.multiply(rows, gp[:, :, None], out=rows if overwrite else None)
