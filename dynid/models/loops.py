@@ -77,11 +77,10 @@ class LoopClosure(NonlinearClosure):
         self._ids = _frame_ids(tree.model, self.cuts)
         self._cols = np.array([tree.model.joints[j + 1].idx_v for j in range(tree.n)])
         # Assemble the reference and check that the cuts determine every passive joint.
-        q_t = self._newton(self.reference.copy())
-        if q_t is None:
+        solved = self._newton(self.reference.copy())
+        if solved is None:
             raise ModelError(self._not_closing(self.reference[self._b]))
-        self.reference = q_t
-        _, J, _ = self._equations(q_t)
+        self.reference, J = solved
         rank = np.linalg.matrix_rank(J[:, self._p], tol=1e-9)
         if rank < len(self._p):
             raise ModelError(f"loop closure: the cuts {[c.name for c in self.cuts]} determine "
@@ -105,17 +104,19 @@ class LoopClosure(NonlinearClosure):
         c, J, drift = cut_equations(model, data, self.cuts, self._ids, drift=v_t is not None)
         return c, J[:, self._cols], drift
 
-    def _newton(self, q_t: np.ndarray) -> np.ndarray | None:
-        for _ in range(self.max_iterations):
+    def _newton(self, q_t: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+        """Solve the passive joints of ``q_t`` in place; the solution and the cut Jacobian
+        there, or ``None`` when Newton's method does not converge."""
+        for _ in range(self.max_iterations + 1):
             c, J, _ = self._equations(q_t)
             if np.abs(c).max() < self.tolerance:
-                return q_t
+                return q_t, J
             q_t[self._p] -= np.linalg.lstsq(J[:, self._p], c, rcond=None)[0]
-        c, _, _ = self._equations(q_t)
-        return q_t if np.abs(c).max() < self.tolerance else None
+        return None
 
-    def _solve(self, q: np.ndarray, start: np.ndarray) -> np.ndarray:
-        """Tree positions at basis position ``q`` by continuation from ``start``."""
+    def _solve(self, q: np.ndarray, start: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Tree positions at basis position ``q`` by continuation from ``start``, and the cut
+        Jacobian there."""
         steps = max(1, int(np.ceil(np.abs(q - start[self._b]).max() / _STEP)))
         q_t, q0 = start.copy(), start[self._b].copy()
         for s in range(1, steps + 1):
@@ -123,8 +124,8 @@ class LoopClosure(NonlinearClosure):
             solved = self._newton(q_t)
             if solved is None:
                 raise ModelError(self._not_closing(q))
-            q_t = solved
-        return q_t
+            q_t, J = solved
+        return q_t, J
 
     def evaluate(self, q, v):
         N = q.shape[0]
@@ -135,13 +136,13 @@ class LoopClosure(NonlinearClosure):
         previous = self.reference
         for k in range(N):
             near = np.abs(q[k] - previous[self._b]).max() <= _STEP
-            q_t[k] = previous = self._solve(q[k], previous if near else self.reference)
-            _, J, _ = self._equations(q_t[k])
-            Jp, Jb = J[:, self._p], J[:, self._b]
-            G[k, self._p] = -np.linalg.lstsq(Jp, Jb, rcond=None)[0]
+            previous, J = self._solve(q[k], previous if near else self.reference)
+            q_t[k] = previous
+            Jp_pinv = np.linalg.pinv(J[:, self._p])  # least squares, for G and Ġ v alike
+            G[k, self._p] = -Jp_pinv @ J[:, self._b]
             if np.any(v[k]):
                 _, _, drift = self._equations(q_t[k], G[k] @ v[k])
-                bias[k, self._p] = -np.linalg.lstsq(Jp, drift, rcond=None)[0]
+                bias[k, self._p] = -Jp_pinv @ drift
         return q_t, G, bias
 
     def __repr__(self) -> str:
