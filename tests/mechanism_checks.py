@@ -159,3 +159,35 @@ def cut_distance(robot, q_t: np.ndarray) -> np.ndarray:
                 d += np.linalg.norm(np.cross(A.rotation[:, 2], B.rotation[:, 2]))
             out[k] = max(out[k], d)
     return out
+
+
+def cut_motion(robot, q_t: np.ndarray, v_t: np.ndarray, a_t: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """For each sample, the largest relative velocity and the largest relative acceleration of
+    the two frames of any cut, in what the cut's kind holds together, from Pinocchio's forward
+    kinematics: the origins (m/s, m/s²); for a revolute cut also the rates of the z axes
+    (``ż = ω × z``, ``z̈ = α × z + ω × ż``), for a weld the angular velocity and acceleration.
+    A closure that keeps the cuts closed along a motion makes both vanish."""
+    model, data = robot.tree.model, robot.tree.model.createData()
+    world = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
+    vel, acc = np.zeros(q_t.shape[0]), np.zeros(q_t.shape[0])
+    for k, (c, w, dw) in enumerate(zip(robot.tree.configuration(q_t), v_t, a_t, strict=True)):
+        pin.forwardKinematics(model, data, c, w, dw)
+        pin.updateFramePlacements(model, data)
+        for cut in robot.closure.cuts:
+            rates = []
+            for name in cut.frames:
+                fid = model.getFrameId(name)
+                z = data.oMf[fid].rotation[:, 2]
+                v = pin.getFrameVelocity(model, data, fid, world)
+                a = pin.getFrameClassicalAcceleration(model, data, fid, world)
+                zd = np.cross(v.angular, z)
+                rates.append({"point": (v.linear, a.linear),
+                              "revolute": (np.r_[v.linear, zd],
+                                           np.r_[a.linear, np.cross(a.angular, z)
+                                                 + np.cross(v.angular, zd)]),
+                              "weld": (v.vector, a.vector)}[cut.kind])
+            (va, aa), (vb, ab) = rates
+            vel[k] = max(vel[k], np.abs(va - vb).max())
+            acc[k] = max(acc[k], np.abs(aa - ab).max())
+    return vel, acc

@@ -63,10 +63,6 @@ class Closure(ABC):
         zero = np.zeros_like(q)
         return self.tree_state(q, zero, zero)[0]
 
-    def bias(self, q: np.ndarray, v: np.ndarray) -> np.ndarray:
-        """``Ġ v`` (N, n_tree): the tree accelerations at zero basis acceleration."""
-        return self.tree_state(q, v, np.zeros_like(q))[2]
-
     @staticmethod
     def project(rows: np.ndarray, G: np.ndarray | None) -> np.ndarray:
         """Project tree-space rows (N, n_tree, p) to basis space (N, n, p): ``Gᵀ rows``."""
@@ -164,9 +160,6 @@ class LinearClosure(Closure):
     def jacobian(self, q):
         return np.broadcast_to(self.matrix, (q.shape[0], *self.matrix.shape))
 
-    def bias(self, q, v):
-        return np.zeros((q.shape[0], self.n_tree))
-
     def __repr__(self) -> str:
         return f"LinearClosure({self.n_basis} basis → {self.n_tree} tree joints)"
 
@@ -193,6 +186,3 @@ class NonlinearClosure(Closure):
 
     def positions(self, q):
         return self.evaluate(q, np.zeros_like(q))[0]
-
-    def bias(self, q, v):
-        return self.evaluate(q, v)[2]
