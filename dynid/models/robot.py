@@ -175,17 +175,11 @@ class Robot:
 
     def with_output(self, output: str) -> Robot:
         """The same robot with another model output."""
-        return self._copy(output=output)
+        return replace(self, output=output)
 
     def with_terms(self, terms: Sequence[Term]) -> Robot:
         """The same robot with another set of extra terms."""
-        return self._copy(terms=tuple(terms))
-
-    def _copy(self, **changes) -> Robot:
-        kw = {k: getattr(self, k) for k in ("tree", "name", "closure", "transmission", "terms",
-                                             "output", "limits", "actuator_limits")}
-        kw.update(changes)
-        return Robot(**kw)
+        return replace(self, terms=tuple(terms))
 
     def __repr__(self) -> str:
         return (f"Robot({self.name!r}: {self.n} coordinates, {self.tree.n} tree joints, "
