@@ -135,8 +135,7 @@ class OLS(Estimator):
         pass
 
     def _estimate(self, data, system):
-        theta, _, sigma2 = ols(system)
-        stacked = system.system()
+        theta, stacked, sigma2 = ols(system)
         return {"base_params": theta, "base_cov": sigma2 * stacked.inverse_information(),
                 "noise_covariance": sigma2 * np.eye(system.n_outputs)}
 
