@@ -95,12 +95,53 @@ def test_gauss_markov_uncertainty_is_honest():
 
 
 def test_wls_weights_follow_each_output_noise():
+    """Reweighted once more, the weights follow each output's noise, even where the OLS
+    residuals of a quiet output carry the others' noise."""
     S = np.diag([0.01, 1.0, 0.1]) ** 2
-    est = WLS().fit(_data(ROBOT.prior, noise=S, N=1500))
+    est = WLS(iterations=2).fit(_data(ROBOT.prior, noise=S, N=1500))
     np.testing.assert_allclose(np.sqrt(np.diag(est.noise_covariance_)), [0.01, 1.0, 0.1],
                                rtol=0.1)
     with pytest.raises(dynid.DataError, match="covariance='recordings': the recordings carry"):
         GaussMarkov(covariance="recordings").fit(_data(ROBOT.prior, noise=S))
+
+
+def test_weights_come_from_the_first_pass_residuals():
+    """WLS weighs each output by the residual level of the OLS fit (one weighted pass), a
+    second iteration by that of the first weighted fit; the physically consistent estimate
+    weighs its outputs the same way. Against weighted least squares on the raw rows."""
+    S = np.diag([0.01, 1.0, 0.1]) ** 2
+    data = _data(ROBOT.prior, noise=S, N=400)
+    rec = data.recordings[0]
+    W = BASE.regressor(dynid.Regressor(ROBOT)(rec.positions, rec.velocities,
+                                              rec.accelerations))
+    y = rec.output
+    b = BASE.rank
+
+    def weighted(sigma):
+        theta = np.linalg.lstsq((W / sigma[:, None]).reshape(-1, b), (y / sigma).reshape(-1),
+                                rcond=None)[0]
+        residuals = np.einsum("kip,p->ki", W, theta) - y
+        return theta, np.sqrt(np.sum(residuals**2, axis=0) / (len(y) - b / 3)), residuals
+
+    theta_ols, sigma_ols, e_ols = weighted(np.ones(3))
+    theta_1, sigma_1, _ = weighted(sigma_ols)
+    theta_2, _, _ = weighted(sigma_1)
+    scale = np.abs(theta_1).max()
+    np.testing.assert_allclose(OLS().fit(data).base_params_, theta_ols, rtol=1e-7,
+                               atol=1e-9 * scale)
+    one = WLS().fit(data)
+    np.testing.assert_allclose(one.noise_covariance_, np.diag(sigma_ols**2), rtol=1e-8)
+    np.testing.assert_allclose(one.base_params_, theta_1, rtol=1e-7, atol=1e-9 * scale)
+    two = WLS(iterations=2).fit(data)
+    np.testing.assert_allclose(two.noise_covariance_, np.diag(sigma_1**2), rtol=1e-8)
+    np.testing.assert_allclose(two.base_params_, theta_2, rtol=1e-7, atol=1e-9 * scale)
+    with pytest.raises(dynid.DataError, match="iterations: expected at least 1"):
+        WLS(iterations=0).fit(data)
+    wls = PhysicallyConsistent(weighting="wls").fit(data)
+    np.testing.assert_allclose(wls.noise_covariance_, np.diag(sigma_ols**2), rtol=1e-8)
+    flat = PhysicallyConsistent(weighting="ols").fit(data)
+    np.testing.assert_allclose(flat.noise_covariance_, np.eye(3) * np.sum(e_ols**2) / (
+        y.size - b), rtol=1e-8)
 
 
 def test_consistent_estimate_meets_active_constraints():

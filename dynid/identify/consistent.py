@@ -32,7 +32,7 @@ import numpy as np
 
 from ..errors import DataError, DynidWarning, SolverError
 from ..models import Robot
-from .estimators import Estimator, ols, resolve_covariance
+from .estimators import Estimator, weighting_covariance
 from .system import JointSystem
 
 __all__ = ["PhysicallyConsistent", "com_boxes", "pseudo_inertia"]
@@ -156,14 +156,7 @@ class PhysicallyConsistent(Estimator):
     # Fitting ---------------------------------------------------------------------------------
     def _estimate(self, data, system: JointSystem):
         self._check_settings()
-        if self.weighting == "ols":
-            _, _, sigma2 = ols(system)
-            cov = sigma2 * np.eye(system.n_outputs)
-        else:
-            setting = "residuals" if self.weighting == "wls" else "auto"
-            cov = resolve_covariance(setting, data, system)
-            if self.weighting == "wls":
-                cov = np.diag(np.diag(cov))
+        cov = weighting_covariance(self.weighting, data, system)
         whitened = system.system(covariance=cov)
         A = whitened.R @ data.base.matrix
         theta, info = self.solve(data.robot, A, whitened.qty)

@@ -147,7 +147,8 @@ class WLS(Estimator):
     Parameters
     ----------
     iterations
-        Reweighting passes (1: weights from the OLS residuals).
+        Weighted passes (1: one pass, weighted from the OLS residuals; each further pass is
+        weighted from the residuals of the previous one).
     """
 
     method = "wls"
@@ -156,9 +157,11 @@ class WLS(Estimator):
         self.iterations = int(iterations)
 
     def _estimate(self, data, system):
+        if self.iterations < 1:
+            raise DataError(f"iterations: expected at least 1, found {self.iterations}")
         cov = first_pass_covariance(system, diagonal=True)
-        for _ in range(self.iterations):
-            theta, P, _ = gauss_markov(system, cov)
+        for _ in range(self.iterations - 1):
+            theta, _, _ = gauss_markov(system, cov)
             cov = np.diag(np.diag(system.residual_covariance(theta)))
         theta, P, _ = gauss_markov(system, cov)
         return {"base_params": theta, "base_cov": P, "noise_covariance": cov}
@@ -184,6 +187,21 @@ class GaussMarkov(Estimator):
         cov = resolve_covariance(self.covariance, data, system)
         theta, P, _ = gauss_markov(system, cov)
         return {"base_params": theta, "base_cov": P, "noise_covariance": cov}
+
+
+def weighting_covariance(weighting: str, data: CompressedData, system: JointSystem
+                         ) -> np.ndarray:
+    """The output noise covariance an estimate weighted by ``weighting`` uses: ``"ols"``,
+    ``σ² I`` with ``σ²`` the OLS residual variance; ``"wls"``, the diagonal of the first-pass
+    residual covariance (as :class:`WLS`); ``"gauss-markov"``, as
+    :class:`GaussMarkov` (``covariance="auto"``)."""
+    if weighting == "ols":
+        return ols(system)[2] * np.eye(system.n_outputs)
+    if weighting == "wls":
+        return first_pass_covariance(system, diagonal=True)
+    if weighting == "gauss-markov":
+        return resolve_covariance("auto", data, system)
+    raise DataError(f"weighting: expected 'wls', 'ols' or 'gauss-markov', found {weighting!r}")
 
 
 def resolve_covariance(setting, data: CompressedData, system: JointSystem) -> np.ndarray:
