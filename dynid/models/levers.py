@@ -33,6 +33,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ModelError
+from ._geometry import cosine_law
 from .terms import CoordinateTerm
 from .transmissions import Drive
 
@@ -107,17 +108,13 @@ class LeverScrew(Drive):
     def length(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Cylinder length ``q_p`` (m) and its first two derivatives in ``q`` at (N,)."""
         theta = q + self.beta
-        s, c = np.sin(theta), np.cos(theta)
-        if np.any(np.abs(s) < 1e-9):
-            k = int(np.argmax(np.abs(s) < 1e-9))
+        dead = np.abs(np.sin(theta)) < 1e-9
+        if np.any(dead):
+            k = int(np.argmax(dead))
             raise ModelError(f"{self.name}: lever at a dead point at joint angle {q[k]:.6g} rad "
                              "(q + beta is a multiple of π); the motor cannot move the joint "
                              "there, so no motor-side model exists")
-        ll = self.l1 * self.l2
-        qp = np.sqrt(self.l1 ** 2 + self.l2 ** 2 - 2 * ll * c)
-        d1 = ll * s / qp
-        d2 = (ll * c - d1 * d1) / qp
-        return qp, d1, d2
+        return cosine_law(self.l1, self.l2, theta)
 
     def evaluate(self, q):
         qp, d1, d2 = self.length(q)

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..errors import ModelError
+from ._geometry import cosine_law
 from .parameters import Parameter
 from .terms import SPACES, Term
 
@@ -98,10 +99,7 @@ class LinearSpring(Term):
 
     def length(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Spring length ``l`` (m) and ``∂l/∂x`` (m/rad) at joint positions (N,)."""
-        theta = x + self.gamma
-        ab = self.a * self.b
-        l = np.sqrt(self.a ** 2 + self.b ** 2 - 2 * ab * np.cos(theta))
-        return l, ab * np.sin(theta) / l
+        return cosine_law(self.a, self.b, x + self.gamma)[:2]
 
     def columns(self, x, xd, xdd):
         l, dl = self.length(x[:, self.rows[0]])
