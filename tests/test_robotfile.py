@@ -303,3 +303,19 @@ def test_urdf_limits_are_the_default_limits_by_both_routes():
             expected = [float(tags[name].get(key)) for name in robot.joint_names]
             np.testing.assert_array_equal(values, expected, err_msg=key)
         assert np.all(np.isinf(lim.acceleration))
+
+
+def test_link_inertias_built_in_python_are_checked():
+    """The URDF order [ixx, ixy, ixz, iyy, iyz, izz] as a tensor; a link breaking the triangle
+    inequality (izz > ixx + iyy) or with a negative principal moment is refused wherever it
+    is built, not only from a robot file."""
+    from dynid.models import LinkInertia
+
+    link = LinkInertia(2.0, (0.0, 0.1, 0.0), (0.3, 0.01, 0.02, 0.4, 0.03, 0.5))
+    np.testing.assert_array_equal(link.tensor, [[0.3, 0.01, 0.02], [0.01, 0.4, 0.03],
+                                                [0.02, 0.03, 0.5]])
+    for inertia in [(1, 0, 0, 1, 0, 2.1), (-0.1, 0, 0, 1, 0, 1), (1, 2, 0, 1, 0, 1)]:
+        with pytest.raises(dynid.ModelError, match=r"^inertia: not a physical inertia"):
+            LinkInertia(1.0, (0, 0, 0), inertia)
+    with pytest.raises(dynid.ModelError, match=r"^mass: expected a value ≥ 0"):
+        LinkInertia(-1.0)

@@ -34,17 +34,32 @@ __all__ = ["DHJoint", "LinkInertia", "build_tree"]
 class LinkInertia:
     """Mass, centre of mass (m) and inertia about the centre of mass (kg·m²) in the link frame.
 
-    ``inertia`` is ``[ixx, ixy, ixz, iyy, iyz, izz]``, the order of a URDF ``<inertia>``.
+    ``inertia`` is ``[ixx, ixy, ixz, iyy, iyz, izz]``, the order of a URDF ``<inertia>``. A link
+    that is not physical (negative mass, principal moments negative or breaking the triangle
+    inequalities) raises :class:`~dynid.errors.ModelError`.
     """
 
     mass: float = 0.0
     com: tuple[float, float, float] = (0.0, 0.0, 0.0)
     inertia: tuple[float, float, float, float, float, float] = (0.0,) * 6
 
-    def to_pinocchio(self) -> pin.Inertia:
+    def __post_init__(self) -> None:
+        if not self.mass >= 0:
+            raise ModelError(f"mass: expected a value ≥ 0, found {self.mass}")
+        eig = np.linalg.eigvalsh(self.tensor)
+        if eig[0] < -1e-12 or 2 * eig.max() > eig.sum() * (1 + 1e-9):
+            raise ModelError(f"inertia: not a physical inertia about the centre of mass "
+                             f"(principal moments {eig}); they must be ≥ 0 and satisfy the "
+                             "triangle inequalities")
+
+    @property
+    def tensor(self) -> np.ndarray:
+        """The 3×3 inertia tensor about the centre of mass."""
         ixx, ixy, ixz, iyy, iyz, izz = self.inertia
-        tensor = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
-        return pin.Inertia(float(self.mass), np.asarray(self.com, dtype=float), tensor)
+        return np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]], dtype=float)
+
+    def to_pinocchio(self) -> pin.Inertia:
+        return pin.Inertia(float(self.mass), np.asarray(self.com, dtype=float), self.tensor)
 
 
 @dataclass(frozen=True)
