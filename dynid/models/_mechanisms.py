@@ -87,7 +87,7 @@ def _cuts(value: object) -> list[Cut]:
         kind = S.text(e.get("type", "revolute"), f"{path}.type", CUT_KINDS)
         cuts.append(Cut((S.text(frames[0], f"{path}.frames[0]"),
                          S.text(frames[1], f"{path}.frames[1]")), kind,
-                        S.text(e.get("name", ""), f"{path}.name") if "name" in e else ""))
+                        S.text(e["name"], f"{path}.name") if "name" in e else ""))
     return cuts
 
 

@@ -55,11 +55,6 @@ class Cut:
         if not self.name:
             object.__setattr__(self, "name", f"{self.frames[0]}/{self.frames[1]}")
 
-    @property
-    def size(self) -> int:
-        """Number of equations (rows) of the cut."""
-        return {"point": 3, "revolute": 6, "weld": 6}[self.kind]
-
 
 def add_frame(model: pin.Model, name: str, parent: str, placement: pin.SE3) -> int:
     """Add an operational frame ``name`` fixed to the link of joint ``parent`` (or a frame

@@ -81,7 +81,7 @@ class LeverScrew(Drive):
         self.scale = 2 * np.pi * self.ratio / self.pitch   # motor rad per m of cylinder
         self.branch, self.center = 1.0, 0.0
         if limits is not None:
-            self.check_range(*limits, label=name)
+            self._check_range(*limits, label=name)
             lo, hi = limits
             self.center = 0.5 * (lo + hi)
             self.branch = float(np.sign(np.sin(self.center + self.beta)))
@@ -91,7 +91,8 @@ class LeverScrew(Drive):
         """``c = ∂q_p/∂q_m = p / (2π r)``, m of cylinder per rad of motor (signed)."""
         return 1.0 / self.scale
 
-    def check_range(self, lower: float, upper: float, label: str) -> None:
+    def _check_range(self, lower: float, upper: float, label: str) -> None:
+        """Raise when the lever has a dead point (``g′ = 0``) in ``[lower, upper]``."""
         if not (np.isfinite(lower) and np.isfinite(upper)):
             raise ModelError(f"{label}: a lever actuator needs finite joint position limits to "
                              f"check for dead points, found [{lower}, {upper}]")

@@ -60,10 +60,6 @@ class Regressor:
                            if robot.output == "joint_torque" else None)
 
     @property
-    def parameters(self):
-        return self.robot.parameters
-
-    @property
     def shape(self) -> tuple[int, int]:
         """(rows per sample, columns)."""
         return self.robot.n, len(self.robot.parameters)

@@ -36,11 +36,6 @@ class Drive(ABC):
         """Positions ``q`` (N,) with ``g(q) = g``. A drive position out of reach raises
         :class:`~dynid.errors.ModelError`, or gives NaN for that sample when not ``strict``."""
 
-    def check_range(self, lower: float, upper: float, label: str) -> None:
-        """Raise :class:`~dynid.errors.ModelError` when the drive cannot move the coordinate
-        somewhere in ``[lower, upper]`` (``g′ = 0``); gears always can."""
-        return None
-
 
 class Gear(Drive):
     """A gear train of constant ratio ``r`` (motor turns per joint turn, any sign)."""
