@@ -73,9 +73,7 @@ class Regressor:
                ) -> Iterator[tuple[slice, np.ndarray]]:
         """Yield ``(samples, Y)`` for consecutive chunks of at most ``chunk_size`` samples."""
         q, v, a = _validate.states(q, v, a, self.robot.n)
-        for start in range(0, q.shape[0], self.chunk_size):
-            sl = slice(start, min(start + self.chunk_size, q.shape[0]))
-            yield sl, self._evaluate(q[sl], v[sl], a[sl])
+        yield from self._chunks(q, v, a)
 
     def predict(self, q: np.ndarray, v: np.ndarray, a: np.ndarray,
                 theta: np.ndarray) -> np.ndarray:
@@ -83,9 +81,16 @@ class Regressor:
         theta = _validate.vector(theta, "theta", len(self.robot.parameters))
         q, v, a = _validate.states(q, v, a, self.robot.n)
         out = np.empty((q.shape[0], self.robot.n))
-        for sl, Y in self.chunks(q, v, a):
+        for sl, Y in self._chunks(q, v, a):
             out[sl] = Y @ theta
         return out
+
+    def _chunks(self, q: np.ndarray, v: np.ndarray, a: np.ndarray
+                ) -> Iterator[tuple[slice, np.ndarray]]:
+        """:meth:`chunks` of states already validated."""
+        for start in range(0, q.shape[0], self.chunk_size):
+            sl = slice(start, min(start + self.chunk_size, q.shape[0]))
+            yield sl, self._evaluate(q[sl], v[sl], a[sl])
 
     # Assembly ------------------------------------------------------------------------------
     def _links(self, q_t: np.ndarray, v_t: np.ndarray, a_t: np.ndarray,

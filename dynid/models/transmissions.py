@@ -84,6 +84,9 @@ class Transmission:
         n = len(self.drives)
         if len(self.names) != n:
             raise ModelError(f"transmission: {n} drives but {len(self.names)} actuator names")
+        # Constant gear ratios when every drive is a gear (else None).
+        self._ratios = (np.array([d.ratio for d in self.drives])
+                        if all(isinstance(d, Gear) for d in self.drives) else None)
         if coupling is None:
             self.coupling = None
         else:
@@ -116,6 +119,8 @@ class Transmission:
                 raise ModelError(f"encoder zero increments: expected {n} finite values, "
                                  f"found {zero}")
             self.increments_per_turn, self.zero_increments = res, zero
+        self._direct = (self.coupling is None and self._ratios is not None
+                        and bool(np.all(self._ratios == 1.0)))
 
     @classmethod
     def direct(cls, names: Sequence[str]) -> Transmission:
@@ -128,8 +133,8 @@ class Transmission:
 
     @property
     def is_direct(self) -> bool:
-        return self.coupling is None and all(
-            isinstance(d, Gear) and d.ratio == 1.0 for d in self.drives)
+        """Every joint driven directly: unit gears and no coupling."""
+        return self._direct
 
     # Encoder units -----------------------------------------------------------------------
     def _encoder(self) -> np.ndarray:
@@ -151,8 +156,8 @@ class Transmission:
 
     # Kinematics --------------------------------------------------------------------------
     def _drive_state(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        if all(isinstance(d, Gear) for d in self.drives):
-            ratios = np.array([d.ratio for d in self.drives])
+        ratios = self._ratios
+        if ratios is not None:
             return q * ratios, np.broadcast_to(ratios, q.shape), np.broadcast_to(0.0, q.shape)
         g, gp, gpp = (np.empty_like(q) for _ in range(3))
         for j, drive in enumerate(self.drives):
