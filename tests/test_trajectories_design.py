@@ -123,6 +123,21 @@ def test_ariane_design_in_motor_space(criterion):
     np.testing.assert_allclose(trans.to_increments(am, derivative=True), s.a, atol=1e-6)
 
 
+@pytest.mark.parametrize("seed", [0, 1])
+def test_ariane_d_optimal_starts_run_until_their_iteration_limit(seed):
+    """The optimizer's steps and gradient probes cross the end of a lever's reach: those
+    samples count as far outside the limits, and no start stops on an invalid number."""
+    robot = dynid.load_robot("ariane")
+    settings = DesignSettings(space="actuator", unit="increments", harmonics=5,
+                              frequency=1 / 80, criterion="d-optimal", seed=seed)
+    design = design_excitation(robot, settings)
+    for start in design.starts:
+        assert start.status in ("Solve_Succeeded", "Solved_To_Acceptable_Level",
+                                "Maximum_Iterations_Exceeded"), start
+        assert start.accepted
+    assert_dense_feasible(robot, design.trajectory)
+
+
 def test_same_seed_same_trajectory(panda):
     a = design_excitation(panda, DesignSettings(seed=3, **FAST))
     b = design_excitation(panda, DesignSettings(seed=3, **FAST))

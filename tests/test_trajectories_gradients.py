@@ -173,3 +173,72 @@ def test_design_gradients_against_finite_differences(case):
         assert g @ d == pytest.approx(fd, rel=2e-6, abs=1e-8)
         fdc = directional(p.constraints_value, x, d, 1e-6)
         np.testing.assert_allclose(J @ d, fdc, rtol=1e-5, atol=1e-7)
+
+
+def test_states_beyond_a_levers_reach_are_flagged_sample_by_sample():
+    """Motor 1 of the Ariane arm swings past the end of its cylinder's stroke for part of the
+    period: only those samples are unreachable, every other sample keeps the joint state that
+    the lever maps it to, sample by sample."""
+    from dynid.errors import ModelError
+    from dynid.trajectories import FourierTrajectory
+    from dynid.trajectories.feasibility import build_constraints, evaluate
+
+    robot = dynid.load_robot("ariane")
+    trans = robot.transmission
+    lever = trans.drives[0]
+    reach = (lever.l1 + lever.l2 - lever.length_at_zero) * lever.scale    # motor rad
+    C = np.zeros((3, 5))
+    C[:, 0] = (robot.actuator_limits.lower + robot.actuator_limits.upper) / 2
+    C[0, 0] = reach - 300.0
+    w = 2 * np.pi / 80
+    C[0, 1] = 600.0 * w                       # ±600 rad about the offset: 300 rad past reach
+    traj = FourierTrajectory(C, 1 / 80, robot.actuator_names, space="actuator")
+    space = DesignSpace(robot, "actuator")
+    t = np.linspace(0, 80, 321)
+    qm, vm, am = traj.evaluate(t)
+    values, rows = evaluate(build_constraints(robot, space), space, qm, vm, am)
+
+    reachable = np.ones(len(t), bool)
+    q = np.full_like(qm, np.nan)
+    for k in range(len(t)):
+        try:
+            q[k] = trans.basis_state(qm[k:k + 1], vm[k:k + 1], am[k:k + 1])[0][0]
+        except ModelError:
+            reachable[k] = False
+    assert 0 < reachable.sum() < len(t)
+    for i, row in enumerate(rows):
+        if row.group == "joint limits" and row.quantity == "position":
+            j = robot.joint_names.index(row.coordinate)
+            np.testing.assert_array_equal(np.isnan(values[:, i]), ~reachable if j == 0 else False)
+            np.testing.assert_allclose(values[reachable, i], q[reachable, j], rtol=1e-12)
+
+
+def test_design_derivatives_with_samples_beyond_reach():
+    """A point whose oscillation takes the first Ariane lever past its reach at some samples:
+    the objective is infinite there, and the constraint Jacobian is finite, still the
+    derivative of the constraint values (the unreachable samples count as a constant), and
+    the rows of the other two joints keep their directions."""
+    robot = dynid.load_robot("ariane")
+    asm = assemble(robot, DesignSettings(space="actuator", harmonics=5, frequency=0.0125,
+                                         samples=24))
+    p = asm.problem
+    rng = np.random.default_rng(3)
+    x = asm.start(rng)
+    per = len(x) // robot.n                    # offset and harmonics of motor 1 come first
+    for factor in np.linspace(1.5, 40, 80):
+        far = x.copy()
+        far[1:per] *= factor
+        if not np.isfinite(p.objective(far)):
+            break
+    else:
+        pytest.fail("no scaling of the start takes motor 1 beyond its lever's reach")
+    J = p.constraints_jacobian(far)
+    assert np.all(np.isfinite(J)) and np.all(np.isfinite(p.constraints_value(far)))
+    others = [i for i, r in enumerate(p.rows)
+              if r.group == "joint limits" and r.coordinate != robot.joint_names[0]]
+    assert others and np.all(np.abs(J[others]).max(axis=1) > 0)
+    for _ in range(2):
+        d = rng.standard_normal(len(x))
+        d /= np.linalg.norm(d)
+        fdc = directional(p.constraints_value, far, d, 1e-7)
+        np.testing.assert_allclose(J @ d, fdc, rtol=1e-4, atol=1e-6)

@@ -193,11 +193,10 @@ def _offset_range(robot: Robot, space: DesignSpace, s: DesignSettings
         a, b = other.lower[j], other.upper[j]
         if not (np.isfinite(a) and np.isfinite(b)):
             continue
-        with np.errstate(all="ignore"):
-            if space.is_basis:
-                ends = drive.inverse(np.array([a, b]))
-            else:
-                ends = drive.evaluate(np.array([a, b]))[0] * space.gain[j] + space.zero[j]
+        if space.is_basis:         # NaN for a limit beyond the drive's reach
+            ends = drive.inverse(np.array([a, b]), strict=False)
+        else:
+            ends = drive.evaluate(np.array([a, b]))[0] * space.gain[j] + space.zero[j]
         if not np.all(np.isfinite(ends)):
             continue
         a2, b2 = np.min(ends), np.max(ends)

@@ -14,7 +14,6 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..errors import ModelError
 from ..models import Robot
 from .constraints import (
     CartesianBox,
@@ -59,29 +58,13 @@ def build_constraints(robot: Robot, space: DesignSpace, *, joint_limits: bool = 
 
 def constraint_states(space: DesignSpace, where: str, q, v, a):
     """Design states mapped to the space a constraint reads (``design``, ``basis``,
-    ``actuator``)."""
+    ``actuator``), NaN at the samples a mechanism cannot reach (a lever beyond its cylinder's
+    stroke)."""
     if where == "design":
         return q, v, a
     if where == "basis":
-        return space.basis_state(q, v, a)
+        return space.basis_state(q, v, a, strict=False)
     return space.actuator_state(q, v, a)
-
-
-def _reachable_states(space: DesignSpace, where: str, q, v, a):
-    """:func:`constraint_states`, with NaN at the samples a mechanism cannot reach (a lever
-    beyond its cylinder's stroke) instead of an error for the whole batch."""
-    try:
-        return constraint_states(space, where, q, v, a)
-    except ModelError:
-        out = tuple(np.full_like(q, np.nan) for _ in range(3))
-        for k in range(q.shape[0]):
-            try:
-                row = constraint_states(space, where, q[k:k + 1], v[k:k + 1], a[k:k + 1])
-            except ModelError:
-                continue
-            for x, r in zip(out, row, strict=True):
-                x[k] = r[0]
-        return out
 
 
 def evaluate(constraints: Sequence[Constraint], space: DesignSpace, q, v, a
@@ -92,7 +75,7 @@ def evaluate(constraints: Sequence[Constraint], space: DesignSpace, q, v, a
     values, rows = [], []
     for c in constraints:
         if c.space not in cache:
-            cache[c.space] = _reachable_states(space, c.space, q, v, a)
+            cache[c.space] = constraint_states(space, c.space, q, v, a)
         values.append(c.values(*cache[c.space]))
         rows.extend(c.rows)
     N = q.shape[0]

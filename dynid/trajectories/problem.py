@@ -24,7 +24,6 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..errors import ModelError
 from ..models import Regressor
 from .constraints import Constraint
 from .criteria import Criterion
@@ -37,7 +36,7 @@ from .spaces import DesignSpace
 __all__ = ["ExcitationProblem"]
 
 RHO = 300.0
-_UNREACHABLE = 10.0  # normalized violation of a row whose states a mechanism cannot reach
+_UNREACHABLE = 10.0  # normalized violation at a sample whose state a mechanism cannot reach
 
 
 class ExcitationProblem:
@@ -101,12 +100,11 @@ class ExcitationProblem:
         if self._cache.get("key") != key:
             C = self.param.coefficients(x)
             design = self._states(self._B, C)
-            try:
-                basis = self.space.basis_state(*design)
-            except ModelError:      # beyond the reach of a mechanism: not a valid trajectory
-                basis, W = None, None
-            else:
+            basis = self.space.basis_state(*design, strict=False)
+            if all(np.isfinite(b).all() for b in basis):
                 W = base_regressor(self.regressor, self.columns, *basis, self.whitener)
+            else:               # beyond the reach of a mechanism: not a valid trajectory
+                basis, W = None, None
             self._cache = {"key": key, "design": design, "basis": basis, "W": W}
         return self._cache
 
@@ -144,27 +142,30 @@ class ExcitationProblem:
         cache: dict[str, tuple] = {}
         for c in self.constraints:
             if c.space not in cache:
-                try:
-                    cache[c.space] = constraint_states(self.space, c.space, *design)
-                except ModelError:  # beyond the reach of a mechanism: far outside
-                    cache[c.space] = None
-            if cache[c.space] is None:
-                values.append(np.full((design[0].shape[0], len(c.rows)), np.nan))
-                if jacobian:
-                    jac.append(np.zeros((design[0].shape[0], len(c.rows), 3, self.space.n)))
-                continue
+                cache[c.space] = constraint_states(self.space, c.space, *design)
             values.append(c.values(*cache[c.space]))
             if jacobian:
                 Jc = c.jacobian(*cache[c.space])                     # (M, m, 3, n)
                 if c.space != "design":
                     Jm = self.space.jacobian(c.space, *design, self._pos_scale)
                     if Jm is not None:
+                        # Outputs beyond reach are NaN; the rows that read them are flagged
+                        # below, and the other rows do not depend on them.
+                        Jm[~np.isfinite(Jm)] = 0.0
                         Jc = np.einsum("kraj,kajbi->krbi", Jc, Jm)
                 jac.append(Jc)
         V = np.hstack(values)
+        # A sample beyond a mechanism's reach (NaN; infinite at the very edge, where the lever
+        # has no velocity ratio) counts as far outside, with no direction back; the others
+        # keep their values and derivatives.
+        unreachable = ~np.isfinite(V)
         g = np.concatenate([(V - self._hi) / self._scale, (self._lo - V) / self._scale])
-        g[np.isnan(g)] = _UNREACHABLE
-        return g, (np.concatenate(jac, axis=1) if jacobian else None)
+        g[np.concatenate([unreachable, unreachable])] = _UNREACHABLE
+        if not jacobian:
+            return g, None
+        J = np.concatenate(jac, axis=1)
+        J[unreachable] = 0.0
+        return g, J
 
     def constraints_value(self, x: np.ndarray) -> np.ndarray:
         """Aggregated constraints (m,), feasible when every entry is ≤ 0."""

@@ -13,14 +13,14 @@ The per-sample Jacobian of a map ``(x, ẋ, ẍ) → (q, q̇, q̈)`` has the blo
 ``J ẍ + J̇ ẋ``. It is obtained by differences of the map, which are exact (to rounding) along ẍ
 (the map is affine in ẍ) and along ẋ with central differences (quadratic in ẋ); only the
 position columns carry the O(h²) error of central differences. The maps are vectorised numpy,
-so the 5n evaluations cost far less than one regressor evaluation.
+so the 1 + 5n evaluations cost far less than one regressor evaluation.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..errors import TrajectoryError
+from ..errors import ModelError, TrajectoryError
 from ..models import Limits, Robot
 from .fourier import SPACES, UNITS
 
@@ -89,11 +89,22 @@ class DesignSpace:
         return x * g + self.zero, xd * g, xdd * g
 
     # Maps ------------------------------------------------------------------------------------
-    def basis_state(self, x, xd, xdd):
-        """Basis positions, velocities, accelerations (N, n), SI, of design states (N, n)."""
+    def basis_state(self, x, xd, xdd, *, strict: bool = True):
+        """Basis positions, velocities, accelerations (N, n), SI, of design states (N, n).
+
+        A state beyond a mechanism's reach (a lever past its cylinder's stroke) raises
+        :class:`~dynid.errors.ModelError`, or gives NaN at that sample when not ``strict``.
+        A sample exactly at the end of a lever's reach is a dead point, where the map has no
+        velocity ratio and raises even then; not ``strict``, every sample is then NaN."""
         if self.is_basis:
             return x, xd, xdd
-        return self.robot.transmission.basis_state(*self.to_si(x, xd, xdd))
+        trans = self.robot.transmission
+        if strict:
+            return trans.basis_state(*self.to_si(x, xd, xdd))
+        try:
+            return trans.basis_state(*self.to_si(x, xd, xdd), strict=False)
+        except ModelError:
+            return tuple(np.full(np.shape(x), np.nan) for _ in range(3))
 
     def actuator_state(self, x, xd, xdd):
         """Actuator positions, velocities, accelerations (N, n), SI (rad), of design states."""
@@ -112,23 +123,36 @@ class DesignSpace:
     def jacobian(self, target: str, x, xd, xdd, scale: np.ndarray) -> np.ndarray | None:
         """Per-sample Jacobian (N, 3, n, 3, n) of the map to ``target`` (``"basis"`` or
         ``"actuator"``), ``[k_out, j_out, k_in, j_in]`` with k = position, velocity,
-        acceleration; ``None`` for the identity. ``scale`` (n,) sets the position steps."""
+        acceleration; ``None`` for the identity. ``scale`` (n,) sets the position steps.
+
+        At a sample within a position step of a mechanism's reach, the position column is the
+        one-sided difference towards the reachable side; samples beyond reach give NaN."""
         if target == "basis" and self.is_basis:
             return None
-        f = self.basis_state if target == "basis" else self.actuator_state
+        if target == "basis":
+            def f(*state):
+                return np.stack(self.basis_state(*state, strict=False), 1)
+        else:
+            def f(*state):
+                return np.stack(self.actuator_state(*state), 1)
         N, n = x.shape
         J = np.zeros((N, 3, n, 3, n))
         h = _STEP * scale
+        base = f(x, xd, xdd)
         for j in range(n):
             e = np.zeros(n)
             e[j] = h[j]
             plus, minus = f(x + e, xd, xdd), f(x - e, xd, xdd)
-            J[:, :, :, 0, j] = (np.stack(plus, 1) - np.stack(minus, 1)) / (2 * h[j])
+            column = (plus - minus) / (2 * h[j])
+            edge = ~np.isfinite(column)
+            if edge.any():
+                forward = (plus - base) / h[j]
+                column[edge] = np.where(np.isfinite(forward), forward, (base - minus) / h[j])[edge]
+            J[:, :, :, 0, j] = column
             e[j] = 1.0
             plus, minus = f(x, xd + e, xdd), f(x, xd - e, xdd)
-            J[:, :, :, 1, j] = (np.stack(plus, 1) - np.stack(minus, 1)) / 2
-            plus, base = f(x, xd, xdd + e), f(x, xd, xdd)
-            J[:, :, :, 2, j] = np.stack(plus, 1) - np.stack(base, 1)
+            J[:, :, :, 1, j] = (plus - minus) / 2
+            J[:, :, :, 2, j] = f(x, xd, xdd + e) - base
         return J
 
     def __repr__(self) -> str:
