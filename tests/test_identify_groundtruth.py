@@ -10,6 +10,8 @@ another trajectory equals what the true parameters achieve (the noise floor).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from conftest import standardized_errors
@@ -188,6 +190,19 @@ def test_periodic_excitation_averaging_and_maximum_likelihood():
     # More position noise, lower cutoff; never below the motion's own harmonics.
     cutoffs = [fit(sigma_q, 0)[0].cutoff_ for sigma_q in (1e-2, 2e-3, 2e-4)]
     assert 4 / period < cutoffs[0] < cutoffs[1] < cutoffs[2]
+    # The result carries the chosen filter: its training RMSE and a validation that processes
+    # the recording as the result says are the averaged output noise, as with the true
+    # parameters; with every harmonic kept, the position noise would swamp them.
+    noisy, noisy_rec = fit(2e-3, 0)
+    proc = noisy.result_.processing
+    assert proc.harmonics_cutoff == noisy.cutoff_ < cutoffs[2] and proc.decimate == 1
+    assert noisy.result_.n_samples == period * rate
+    got = validate(robot, noisy.result_, noisy_rec).rmse
+    np.testing.assert_allclose(noisy.result_.training_rmse, got, rtol=1e-9)
+    np.testing.assert_allclose(got, sigma_y / np.sqrt(n_periods), rtol=0.2)
+    assert np.all(got <= 1.05 * validate(robot, theta, noisy_rec, processing=proc).rmse)
+    every = validate(robot, theta, noisy_rec, processing=replace(proc, harmonics_cutoff=None))
+    assert np.all(every.rmse > 10 * got)
     gm = GaussMarkov().fit(IdentificationData(
         robot, rec, base=base,
         processing=Processing(period=period, skip_periods=0, harmonics_cutoff=est.cutoff_)))

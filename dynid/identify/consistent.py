@@ -33,7 +33,6 @@ import numpy as np
 from ..errors import DataError, DynidWarning, SolverError
 from ..models import Robot
 from .estimators import Estimator, weighting_covariance
-from .system import JointSystem
 
 __all__ = ["PhysicallyConsistent", "com_boxes", "pseudo_inertia"]
 
@@ -154,8 +153,9 @@ class PhysicallyConsistent(Estimator):
         self.max_iters = int(max_iters)
 
     # Fitting ---------------------------------------------------------------------------------
-    def _estimate(self, data, system: JointSystem):
+    def _estimate(self, data):
         self._check_settings()
+        system = data.system()
         cov = weighting_covariance(self.weighting, data, system)
         whitened = system.system(covariance=cov)
         A = whitened.R @ data.base.matrix

@@ -87,6 +87,16 @@ def check_recording(robot: Robot, recording: Recording) -> None:
                                 f"{robot.joint_names[j]} is {kind} ({want})")
 
 
+def pooled_covariance(recordings: Sequence[Recording]) -> np.ndarray | None:
+    """The average of the recordings' output covariances weighted by their samples, or
+    ``None`` when one has none."""
+    if any(r.output_covariance is None for r in recordings):
+        return None
+    weights = np.array([r.n_samples for r in recordings], dtype=float)
+    return sum(w * r.output_covariance for w, r in zip(weights, recordings, strict=True)) / \
+        weights.sum()
+
+
 class CompressedData:
     """A robot, its base parameters and a compressed system built from its data.
 
@@ -193,38 +203,41 @@ class IdentificationData(CompressedData):
     def output_covariance(self) -> np.ndarray | None:
         """The output noise covariance known from the recordings (period averaging), when
         every recording has one (their average, weighted by samples)."""
-        recs = self.processed
-        if any(r.output_covariance is None for r in recs):
-            return None
-        weights = np.array([r.n_samples for r in recs], dtype=float)
-        return sum(w * r.output_covariance for w, r in zip(weights, recs, strict=True)) / \
-            weights.sum()
+        return pooled_covariance(self.processed)
 
     def system(self) -> JointSystem:
         """The compressed system of the base regressor (built once)."""
         if self._system is None:
-            system = JointSystem(self.robot.n, self.base.rank)
-            for Yb, y in self.rows():
-                system.add(Yb, y)
-            if system.n_samples * self.robot.n < self.base.rank:
-                raise DataError(f"identification: {system.n_samples} samples of "
-                                f"{self.robot.n} outputs for {self.base.rank} base parameters; "
-                                "record more samples")
-            self._system = system
+            self._system = self.compress(self.processed)
         return self._system
 
-    def rows(self, recordings: Sequence[Recording] | None = None
-             ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        """Chunks ``(Y_b, y)`` — base regressor (m, n, b) and output (m, n) — of processed
-        recordings (default: this data's), decimated when the processing says so."""
-        for rec in self.processed if recordings is None else recordings:
-            yield from self._recording_rows(rec)
+    def compress(self, recordings: Sequence[Recording], *, decimate: int | None = None
+                 ) -> JointSystem:
+        """The compressed system of processed recordings, decimated by ``decimate``
+        (default: as this data's processing says)."""
+        system = JointSystem(self.robot.n, self.base.rank)
+        for Yb, y in self.rows(recordings, decimate=decimate):
+            system.add(Yb, y)
+        if system.n_samples * self.robot.n < self.base.rank:
+            raise DataError(f"identification: {system.n_samples} samples of "
+                            f"{self.robot.n} outputs for {self.base.rank} base parameters; "
+                            "record more samples")
+        return system
 
-    def _recording_rows(self, rec: Recording) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    def rows(self, recordings: Sequence[Recording] | None = None, *,
+             decimate: int | None = None) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """Chunks ``(Y_b, y)`` — base regressor (m, n, b) and output (m, n) — of processed
+        recordings (default: this data's), decimated by ``decimate`` (default: as the
+        processing says)."""
+        D = int(self.processing.decimate if decimate is None else decimate)
+        for rec in self.processed if recordings is None else recordings:
+            yield from self._recording_rows(rec, D)
+
+    def _recording_rows(self, rec: Recording, D: int
+                        ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         q, v, a, y = rec.positions, rec.velocities, rec.accelerations, rec.output
         bad = rec.saturated.any(axis=1) if self.drop_saturated else \
             np.zeros(rec.n_samples, dtype=bool)
-        D = int(self.processing.decimate)
         C = self.chunk_size
         if D == 1:
             for start in range(0, rec.n_samples, C):

@@ -54,8 +54,11 @@ class Estimator:
                             "wrap the robot and recordings in IdentificationData(robot, "
                             "recordings)")
         start = time.perf_counter()
-        system = data.system()
-        out = self._estimate(data, system)
+        out = self._estimate(data)
+        # The system and processing of the estimate: the data's, unless the estimator chose
+        # its own (maximum likelihood picks the filter).
+        system = out["system"] if "system" in out else data.system()
+        processing = out.get("processing", data.processing)
         base = data.base
         self.base_params_ = out["base_params"]
         self.base_cov_ = out["base_cov"]
@@ -79,14 +82,16 @@ class Estimator:
             base_cov=self.base_cov_, noise_covariance=self.noise_covariance_,
             training_rmse=rmse, n_samples=system.n_samples,
             output_names=data.robot.output_names, settings=self.get_params(),
-            processing=data.processing, solver=solver)
+            processing=processing, solver=solver)
         return self
 
     def get_params(self) -> dict:
         """The estimator's settings (constructor arguments)."""
         return {k: v for k, v in vars(self).items() if not k.endswith("_")}
 
-    def _estimate(self, data: CompressedData, system: JointSystem) -> dict:
+    def _estimate(self, data: CompressedData) -> dict:
+        """``base_params``, ``base_cov``, ``noise_covariance`` and optionally ``params``,
+        ``solver``, and the ``system`` and ``processing`` used when they are not the data's."""
         raise NotImplementedError
 
     def __repr__(self) -> str:
@@ -134,7 +139,8 @@ class OLS(Estimator):
     def __init__(self) -> None:
         pass
 
-    def _estimate(self, data, system):
+    def _estimate(self, data):
+        system = data.system()
         theta, stacked, sigma2 = ols(system)
         return {"base_params": theta, "base_cov": sigma2 * stacked.inverse_information(),
                 "noise_covariance": sigma2 * np.eye(system.n_outputs)}
@@ -156,7 +162,8 @@ class WLS(Estimator):
     def __init__(self, *, iterations: int = 1):
         self.iterations = int(iterations)
 
-    def _estimate(self, data, system):
+    def _estimate(self, data):
+        system = data.system()
         if self.iterations < 1:
             raise DataError(f"iterations: expected at least 1, found {self.iterations}")
         cov = first_pass_covariance(system, diagonal=True)
@@ -183,7 +190,8 @@ class GaussMarkov(Estimator):
     def __init__(self, *, covariance: str | np.ndarray = "auto"):
         self.covariance = covariance
 
-    def _estimate(self, data, system):
+    def _estimate(self, data):
+        system = data.system()
         cov = resolve_covariance(self.covariance, data, system)
         theta, P, _ = gauss_markov(system, cov)
         return {"base_params": theta, "base_cov": P, "noise_covariance": cov}

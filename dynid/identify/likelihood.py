@@ -20,9 +20,9 @@ from dataclasses import replace
 import numpy as np
 
 from ..errors import DataError
-from .data import IdentificationData
+from .data import IdentificationData, pooled_covariance
 from .estimators import Estimator, gauss_markov
-from .processing import average_periods, spectral_states
+from .processing import spectral_states
 
 __all__ = ["MaximumLikelihood"]
 
@@ -45,44 +45,44 @@ class MaximumLikelihood(Estimator):
     def __init__(self, *, max_harmonic: int | None = None):
         self.max_harmonic = max_harmonic
 
-    def _estimate(self, data: IdentificationData, system):
+    def _estimate(self, data: IdentificationData):
         if not isinstance(data, IdentificationData):
             raise DataError("maximum likelihood needs the recordings: fit IdentificationData")
         proc = data.processing
         if proc.period is None:
             raise DataError("maximum likelihood needs a periodic excitation: give the period "
                             "in the processing (Processing(period=...))")
-        averages = [average_periods(r, proc.period, skip_periods=proc.skip_periods)
-                    for r in (rec.skip(proc.skip) if proc.skip else rec
-                              for rec in data.recordings)]
+        # The periods are averaged once; each cutoff filters and differentiates the averages.
+        averages = [proc.average(rec) for rec in data.recordings]
+        cov_y = pooled_covariance([avg.recording for avg in averages])
+        if cov_y is None:
+            raise DataError("maximum likelihood: the output does not vary between periods; "
+                            "it needs measurement noise to weigh the two errors")
         P = averages[0].recording.n_samples
         rate = averages[0].recording.rate
         top = self.max_harmonic or min(60, P // 4)
         harmonics = range(1, max(2, min(top, P // 2 - 1)) + 1)
-        profile, fits = {}, {}
+        profile, best = {}, None
         for k in harmonics:
             cutoff = (k + 0.5) / proc.period
+            trial = replace(proc, harmonics_cutoff=cutoff, decimate=1)
             cost = 0.0
             for avg in averages:
                 q = avg.recording.positions
                 delta = q - spectral_states(q, rate, cutoff)[0]
                 cov_d = avg.position_covariance / avg.n_periods
                 cost += 0.5 * float(np.sum(delta * _solve_psd(cov_d, delta.T).T))
-            trial = IdentificationData(data.robot, data.recordings,
-                                       processing=replace(proc, harmonics_cutoff=cutoff,
-                                                          decimate=1),
-                                       base=data.base, chunk_size=data.chunk_size)
-            cov_y = trial.output_covariance
-            if cov_y is None:
-                raise DataError("maximum likelihood: the output does not vary between periods; "
-                                "it needs measurement noise to weigh the two errors")
-            theta, P_theta, whitened = gauss_markov(trial.system(), cov_y)
+            system = data.compress([trial.states(avg.recording, data.robot)
+                                    for avg in averages], decimate=1)
+            theta, P_theta, whitened = gauss_markov(system, cov_y)
             cost += 0.5 * whitened.residual_norm2(theta)
-            profile[cutoff], fits[cutoff] = cost, (theta, P_theta, cov_y)
-        self.cutoff_ = min(profile, key=profile.get)
+            profile[cutoff] = cost
+            if best is None or cost < profile[best[0]]:
+                best = (cutoff, theta, P_theta, system, trial)
+        self.cutoff_, theta, P_theta, system, trial = best
         self.profile_ = profile
-        theta, P_theta, cov_y = fits[self.cutoff_]
         return {"base_params": theta, "base_cov": P_theta, "noise_covariance": cov_y,
+                "system": system, "processing": trial,
                 "solver": {"cutoff": self.cutoff_, "profile": {f"{k:.6g}": v
                                                                for k, v in profile.items()}}}
 

@@ -248,14 +248,27 @@ class Processing:
 
     def apply(self, recording: Recording, robot=None) -> Recording:
         """Basis-space positions, velocities and accelerations and the output, processed."""
+        if self.period is not None:
+            return self.states(self.average(recording).recording, robot)
+        return self.states(recording.skip(self.skip) if self.skip else recording, robot)
+
+    def average(self, recording: Recording) -> PeriodAverage:
+        """The periods of a recording averaged as :meth:`apply` does, after the skipped
+        samples and periods."""
+        if self.period is None:
+            raise DataError("period averaging needs the excitation period (period=...)")
         rec = recording.skip(self.skip) if self.skip else recording
+        return average_periods(rec, self.period, skip_periods=self.skip_periods)
+
+    def states(self, rec: Recording, robot=None) -> Recording:
+        """The rest of :meth:`apply`, on a recording whose samples were skipped and, with a
+        period, whose periods were averaged (:meth:`average`): filtered positions, velocities
+        and accelerations, mapped to the basis coordinates, and the output."""
         if rec.space == "actuator" and robot is None:
             raise DataError("the recording holds actuator coordinates; pass the robot to map "
                             "them to its basis coordinates")
         periodic = self.period is not None
-        if periodic:
-            rec = average_periods(rec, self.period, skip_periods=self.skip_periods).recording
-        elif (self.cutoff is not None or self.output_cutoff is not None) and \
+        if not periodic and (self.cutoff is not None or self.output_cutoff is not None) and \
                 not rec.is_uniform(0.05):
             raise DataError("filtering needs uniformly sampled data; the sample intervals "
                                 "vary by more than 5 %; resample first or set no cutoff")
