@@ -175,3 +175,19 @@ def test_bad_inputs(panda):
         base.from_base(np.zeros(3))
     with pytest.raises(dynid.ModelError, match="regressor: expected 91 columns"):
         base.regressor(np.zeros((2, 7, 5)))
+
+
+def test_random_states_keep_the_margin_inside_the_limits(panda):
+    """Positions are drawn over the limits less ``margin`` of the range at each end, over
+    ±π (less the margin) for a coordinate without limits."""
+    from dataclasses import replace
+
+    lim = panda.limits
+    lower, upper = lim.lower.copy(), lim.upper.copy()
+    lower[0], upper[0] = -np.inf, np.inf
+    robot = replace(panda, limits=replace(lim, lower=lower, upper=upper))
+    q = random_states(robot, 2000, np.random.default_rng(0), margin=0.2)[0]
+    lo, hi = np.r_[-np.pi, lim.lower[1:]], np.r_[np.pi, lim.upper[1:]]
+    assert np.all(q >= lo + 0.2 * (hi - lo)) and np.all(q <= hi - 0.2 * (hi - lo))
+    assert np.all(q.min(axis=0) < lo + 0.25 * (hi - lo))   # and the range is still covered
+    assert np.all(q.max(axis=0) > hi - 0.25 * (hi - lo))

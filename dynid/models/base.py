@@ -101,13 +101,16 @@ class BaseParameters:
         return f"BaseParameters({self.rank} of {len(self.parameters)})"
 
 
-def random_states(robot: Robot, n_samples: int, rng: np.random.Generator
-                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Random positions within the limits (±π where unbounded), velocities and accelerations."""
+def random_states(robot: Robot, n_samples: int, rng: np.random.Generator, *,
+                  margin: float = 0.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Random positions within the limits (±π where unbounded), velocities and accelerations.
+
+    ``margin`` is the fraction of each position range left out at both ends."""
     lim = robot.limits
     lo = np.where(np.isfinite(lim.lower), lim.lower, -np.pi)
     hi = np.where(np.isfinite(lim.upper), lim.upper, np.pi)
-    q = rng.uniform(lo, hi, size=(n_samples, robot.n))
+    inset = margin * (hi - lo)
+    q = rng.uniform(lo + inset, hi - inset, size=(n_samples, robot.n))
     v = rng.standard_normal((n_samples, robot.n))
     a = rng.standard_normal((n_samples, robot.n))
     return q, v, a

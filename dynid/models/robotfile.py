@@ -53,6 +53,7 @@ from .._files import read_structured
 from ..errors import ModelError
 from . import _mechanisms as M
 from . import _schema as S
+from .base import random_states
 from .dh import DHJoint, LinkInertia, build_tree
 from .robot import OUTPUTS, Limits, Robot
 from .terms import armature, joint_friction, motor_dynamics
@@ -164,17 +165,9 @@ def robot_from_mapping(data: object, *, base_dir: str | Path = ".",
                   terms=tuple(terms), output=output,
                   limits=Limits(*map(np.array, zip(*joint_limits, strict=True))),
                   actuator_limits=Limits(*map(np.array, zip(*motor_limits, strict=True))))
-    if closure.cuts:
-        closure.check(tree, _sample_positions(robot))
+    if closure.cuts:  # a few positions spread over the limits
+        closure.check(tree, random_states(robot, 8, np.random.default_rng(0), margin=0.05)[0])
     return robot
-
-
-def _sample_positions(robot: Robot, n: int = 8) -> np.ndarray:
-    """A few basis positions spread over the limits (±1 where unbounded), to check cuts."""
-    lim = robot.limits
-    lo = np.where(np.isfinite(lim.lower), lim.lower, -1.0)
-    hi = np.where(np.isfinite(lim.upper), lim.upper, 1.0)
-    return lo + (hi - lo) * np.random.default_rng(0).uniform(0.05, 0.95, (n, robot.n))
 
 
 def _friction(entry: dict, path: str, joint: str, row: int, space: str, prismatic: bool,
