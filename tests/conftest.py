@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 import pytest
+from mechanism_checks import model_with
 
 import dynid
 
@@ -45,9 +46,7 @@ def reference_output(robot: dynid.Robot, theta: np.ndarray, q, v, a) -> np.ndarr
     whose drives are gears with no coupling.
     """
     params = robot.parameters
-    model = robot.tree.model.copy()
-    for j, link in enumerate(robot.tree.link_names):
-        model.inertias[j + 1] = pin.Inertia.FromDynamicParameters(theta[params.link_block(link)])
+    model = model_with(robot, theta)
     data = model.createData()
     tau = np.array([pin.rnea(model, data, robot.tree.configuration(qk[None])[0], vk, ak)
                     for qk, vk, ak in zip(q, v, a, strict=True)])
