@@ -145,8 +145,10 @@ def finite_difference_closure(closure, q, v, h: float = 1e-5):
 
 
 def cut_distance(robot, q_t: np.ndarray) -> np.ndarray:
-    """For each sample, the largest distance (m) between the two frames of any cut, plus the
-    angle between their z axes for revolute cuts, from Pinocchio's forward kinematics."""
+    """For each sample, the largest gap between the two frames of any cut, from Pinocchio's
+    forward kinematics: the distance between their origins (m), plus, for a revolute cut, the
+    distance between their unit z axes and, for a weld, the largest difference between their
+    rotation matrices."""
     model, data = robot.tree.model, robot.tree.model.createData()
     out = np.zeros(q_t.shape[0])
     for k, c in enumerate(robot.tree.configuration(q_t)):
@@ -156,7 +158,9 @@ def cut_distance(robot, q_t: np.ndarray) -> np.ndarray:
             B = data.oMf[model.getFrameId(cut.frames[1])]
             d = np.linalg.norm(A.translation - B.translation)
             if cut.kind == "revolute":
-                d += np.linalg.norm(np.cross(A.rotation[:, 2], B.rotation[:, 2]))
+                d += np.linalg.norm(A.rotation[:, 2] - B.rotation[:, 2])
+            elif cut.kind == "weld":
+                d += np.abs(A.rotation - B.rotation).max()
             out[k] = max(out[k], d)
     return out
 
