@@ -34,6 +34,10 @@ def test_design_command_writes_trajectory_settings_and_plot(tmp_path, capsys, pa
     second = tmp_path / "second.json"
     assert main(["design", "panda", "-o", str(second), "--previous", str(out),
                  "--criterion", "d-optimal", *QUICK]) == 0
+    # ... also with a coordinate held still (fewer base parameters to complete).
+    assert main(["design", "panda", "-o", str(second), "--previous", str(out),
+                 "--fixed", "joint7=0.5", "--criterion", "d-optimal", *QUICK]) == 0
+    assert read_trajectory_file(second).summary["base_rank"] == 59
 
 
 def test_design_command_reports_bad_input(tmp_path, capsys):

@@ -197,9 +197,20 @@ def test_ramp_and_cartesian_box(panda):
     np.testing.assert_allclose(a, 0, atol=1e-12)
 
 
+def d_optimal_score(robot, traj, settings, columns, previous_rows):
+    """``−log det(w WᵀW + M_0)`` of a design, from the base regressor at the criterion
+    samples computed here with the robot's regressor, ``M_0 = previous_rowsᵀ previous_rows``."""
+    n = settings.samples
+    t = traj.ramp + (np.arange(n) + 0.5) * traj.period / n
+    W = Regressor(robot)(*traj.evaluate(t))[:, :, columns].reshape(-1, len(columns))
+    w = settings.rate * traj.period * traj.periods / n
+    R = np.linalg.qr(np.vstack([np.sqrt(w) * W, previous_rows]), mode="r")
+    return -2 * np.sum(np.log(np.abs(np.diag(R))))
+
+
 def test_previous_information(panda):
-    """The information of a trajectory is Σ WᵀW over its recorded samples, and a design can
-    complete it."""
+    """The information of a trajectory is Σ WᵀW over its recorded samples, and a design
+    completes it, with every coordinate free or with one held still."""
     first = design_excitation(panda, DesignSettings(**FAST)).trajectory
     info = trajectory_information(panda, first, rate=20.0)
     reg = Regressor(panda)
@@ -209,9 +220,22 @@ def test_previous_information(panda):
     M = W.T @ W
     np.testing.assert_allclose(info.matrix, M, rtol=1e-9, atol=1e-9 * np.abs(M).max())
     assert info.samples == len(s.t)
-    second = design_excitation(panda, DesignSettings(criterion="d-optimal", rate=20.0, **FAST),
-                               previous=[info])
+    settings = DesignSettings(criterion="d-optimal", rate=20.0, **FAST)
+    second = design_excitation(panda, settings, previous=[info])
     assert_dense_feasible(panda, second.trajectory)
+    assert second.score == pytest.approx(
+        d_optimal_score(panda, second.trajectory, settings, base.independent, W), rel=1e-9)
+
+    held = DesignSettings(criterion="d-optimal", rate=20.0, fixed={"joint7": 0.5}, **FAST)
+    third = design_excitation(panda, held, previous=[info])
+    assert_dense_feasible(panda, third.trajectory)
+    np.testing.assert_allclose(third.trajectory.evaluate(np.linspace(0, 10, 5))[0][:, 6], 0.5)
+    columns = assemble(panda, held).columns
+    assert third.base_rank == len(columns) < base.rank
+    # The earlier rows on the columns the design can excite.
+    keep = np.isin(base.independent, columns)
+    assert third.score == pytest.approx(
+        d_optimal_score(panda, third.trajectory, held, columns, W[:, keep]), rel=1e-9)
 
 
 def test_trajectory_of_another_robot(panda):

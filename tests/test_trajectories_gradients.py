@@ -66,6 +66,19 @@ def test_previous_information_is_stacking_rows(scaling):
     assert d.objective(W2, gradient=False)[0] == pytest.approx(-logdet / 8, rel=1e-9)
 
 
+def test_information_about_some_base_parameters():
+    """Restricted to some columns, the information is that of those columns of the rows."""
+    rng = np.random.default_rng(2)
+    W = scaled_matrix(rng, rows=30).reshape(-1, 8)
+    idx = np.array([0, 2, 3, 7])
+    part = Information.from_regressor(W).restrict(idx)
+    M = W[:, idx].T @ W[:, idx]
+    np.testing.assert_allclose(part.matrix, M, rtol=1e-9, atol=1e-12 * np.abs(M).max())
+    np.testing.assert_array_equal(part.column_min, W[:, idx].min(axis=0))
+    np.testing.assert_array_equal(part.column_max, W[:, idx].max(axis=0))
+    assert np.allclose(part.root, np.triu(part.root))
+
+
 def test_regressor_sensitivities_against_finite_differences():
     """⟨G, ∂W/∂x⟩ at single samples of a random robot with friction and gear motors, output
     current, against central differences of the criterion in each state."""

@@ -105,7 +105,7 @@ def assemble(robot: Robot, settings: DesignSettings,
     regressor = Regressor(robot)
     base = base_parameters(regressor)
     columns = _excitable(space, param, regressor, base) if s.fixed else base.independent
-    info = _combine(previous, len(columns))
+    info = _combine(previous, base, columns)
     whitener = noise_whitener(s.noise, robot.n)
     weight = s.rate * period * s.periods / s.samples
     criterion = make_criterion(s.criterion, scaling=s.scaling, previous=info, weight=weight)
@@ -165,14 +165,19 @@ def _free(space: DesignSpace, fixed: dict) -> np.ndarray:
     return free
 
 
-def _combine(previous: Sequence[Information], rank: int) -> Information | None:
+def _combine(previous: Sequence[Information], base: BaseParameters, columns: np.ndarray
+             ) -> Information | None:
+    """The information of earlier experiments (on every base parameter of the robot) about
+    the base parameters of ``columns``."""
     info = None
     for item in previous:
-        if item.matrix.shape != (rank, rank):
+        if item.matrix.shape != (base.rank, base.rank):
             raise TrajectoryError(f"previous: information of shape {item.matrix.shape} does not "
-                                  f"match the robot's {rank} base parameters")
+                                  f"match the robot's {base.rank} base parameters")
         info = item if info is None else info + item
-    return info
+    if info is None or len(columns) == base.rank:
+        return info
+    return info.restrict(np.searchsorted(base.independent, columns))
 
 
 def _offset_range(robot: Robot, space: DesignSpace, s: DesignSettings

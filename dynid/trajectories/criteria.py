@@ -77,6 +77,14 @@ class Information:
                            np.maximum(self.column_max, other.column_max),
                            self.samples + other.samples)
 
+    def restrict(self, idx: np.ndarray) -> Information:
+        """The information about the base parameters ``idx`` alone: ``M[idx][:, idx]``, whose
+        root is the triangular factor of ``R[:, idx]`` (``R[:, idx]ᵀ R[:, idx]`` is that
+        block)."""
+        idx = np.asarray(idx, dtype=int)
+        return Information(np.linalg.qr(self.root[:, idx], mode="r"), self.column_min[idx],
+                           self.column_max[idx], self.samples)
+
     @classmethod
     def from_regressor(cls, W: np.ndarray) -> Information:
         """The information of whitened base-regressor rows ``W`` (N, n, b) or (rows, b)."""
