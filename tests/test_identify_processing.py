@@ -9,6 +9,7 @@ import scipy.signal
 
 import dynid
 from dynid.identify import (
+    GaussMarkov,
     IdentificationData,
     Processing,
     Recording,
@@ -72,6 +73,25 @@ def test_period_average_estimates_the_full_noise_covariance():
     np.testing.assert_allclose(avg.recording.output_covariance, avg.output_covariance / 40)
     assert np.abs(avg.recording.output - clean[200:400]).max() < 6 * 0.1 / np.sqrt(40)
     np.testing.assert_allclose(np.diag(avg.position_covariance), 1e-8, rtol=0.1)
+
+
+def test_decimated_output_covariance_is_that_of_one_filtered_sample():
+    """Decimation filters the output noise: one sample of the decimated system has the
+    averaged output's covariance times Σ h², and Gauss–Markov weighs with that."""
+    robot = random_robot(2, seed=1, friction=True)
+    rng = np.random.default_rng(3)
+    rate, period = 100.0, 2.0
+    t = np.arange(int(20 * period * rate)) / rate
+    q = np.column_stack([np.sin(np.pi * t), np.cos(2 * np.pi * t)])
+    rec = Recording(t, q, q + 0.1 * rng.standard_normal(q.shape))
+    known = average_periods(rec, period).recording.output_covariance
+    plain = IdentificationData(robot, rec, processing=Processing(period=period))
+    np.testing.assert_allclose(plain.output_covariance, known, rtol=1e-12)
+    data = IdentificationData(robot, rec, processing=Processing(period=period, decimate=4))
+    h = scipy.signal.firwin(33, 0.2)
+    np.testing.assert_allclose(data.output_covariance, known * np.sum(h**2), rtol=1e-12)
+    gm = GaussMarkov(covariance="recordings").fit(data)
+    np.testing.assert_allclose(gm.noise_covariance_, known * np.sum(h**2), rtol=1e-12)
 
 
 def test_period_errors_are_reported():

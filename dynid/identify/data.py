@@ -22,7 +22,7 @@ import numpy as np
 
 from ..errors import DataError
 from ..models import BaseParameters, Regressor, Robot, base_parameters
-from .processing import Processing
+from .processing import Processing, _signal
 from .recording import Recording
 from .system import JointSystem
 
@@ -30,16 +30,22 @@ __all__ = ["CompressedData", "IdentificationData", "check_recording", "decimate"
            "decimated_flags", "decimation_filter"]
 
 
-def _signal():
-    """scipy.signal, imported on first use (it takes about half a second to import)."""
-    import scipy.signal
-
-    return scipy.signal
-
-
 def decimation_filter(factor: int) -> np.ndarray:
     """Symmetric low-pass FIR (8·factor + 1 taps, unit DC gain) for decimation by ``factor``."""
     return _signal().firwin(8 * factor + 1, 0.8 / factor)
+
+
+def _plan(n_samples: int, factor: int) -> tuple[np.ndarray, int, np.ndarray, int]:
+    """Decimation of ``n_samples`` by ``factor``: the filter, its half length ``L`` (a multiple
+    of ``factor``), the kept samples (the filter's centres, ``L`` away from the ends) and the
+    first of them in the output of ``upfirdn(h, x, down=factor)``."""
+    h = decimation_filter(factor)
+    L = (len(h) - 1) // 2
+    centers = np.arange(L, n_samples - L, factor)
+    if not len(centers):
+        raise DataError(f"decimate: {n_samples} samples are too few for factor {factor} (the "
+                        f"filter spans {len(h)} samples)")
+    return h, L, centers, 2 * L // factor
 
 
 def decimate(x: np.ndarray, factor: int) -> tuple[np.ndarray, np.ndarray]:
@@ -49,24 +55,15 @@ def decimate(x: np.ndarray, factor: int) -> tuple[np.ndarray, np.ndarray]:
     length) and the filtered values there, as :class:`IdentificationData` does with the
     regressor and the output.
     """
-    h = decimation_filter(factor)
-    L = (len(h) - 1) // 2
-    centers = np.arange(L, x.shape[0] - L, factor)
-    if not len(centers):
-        raise DataError(f"decimate: {x.shape[0]} samples are too few for factor {factor} (the "
-                        f"filter spans {len(h)} samples)")
-    first = 2 * L // factor
+    h, _, centers, first = _plan(x.shape[0], factor)
     return centers, _signal().upfirdn(h, x, down=factor, axis=0)[first:first + len(centers)]
 
 
 def decimated_flags(flags: np.ndarray, factor: int) -> np.ndarray:
     """Which samples kept by :func:`decimate` have a flagged sample (N,) in their window."""
-    span = len(decimation_filter(factor))
-    L = (span - 1) // 2
-    n_kept = len(range(L, flags.shape[0] - L, factor))
-    first = 2 * L // factor
-    counts = _signal().upfirdn(np.ones(span), flags.astype(float), down=factor)
-    return counts[first:first + n_kept] > 0
+    h, _, centers, first = _plan(flags.shape[0], factor)
+    counts = _signal().upfirdn(np.ones(len(h)), flags.astype(float), down=factor)
+    return counts[first:first + len(centers)] > 0
 
 
 def check_recording(robot: Robot, recording: Recording) -> None:
@@ -201,9 +198,14 @@ class IdentificationData(CompressedData):
 
     @property
     def output_covariance(self) -> np.ndarray | None:
-        """The output noise covariance known from the recordings (period averaging), when
-        every recording has one (their average, weighted by samples)."""
-        return pooled_covariance(self.processed)
+        """The output noise covariance of one sample of the system, known from the recordings
+        (period averaging) when every recording has one: their average, weighted by samples,
+        times ``Σ h²`` after decimation by the filter ``h`` (which filters the noise)."""
+        cov = pooled_covariance(self.processed)
+        D = int(self.processing.decimate)
+        if cov is None or D == 1:
+            return cov
+        return cov * float(np.sum(decimation_filter(D) ** 2))
 
     def system(self) -> JointSystem:
         """The compressed system of the base regressor (built once)."""
@@ -246,15 +248,9 @@ class IdentificationData(CompressedData):
                 Yb = self.base.regressor(self.regressor(q[sl], v[sl], a[sl]))
                 yield Yb[keep], y[sl][keep]
             return
-        h = decimation_filter(D)
-        L = (len(h) - 1) // 2  # a multiple of D
-        centers = np.arange(L, rec.n_samples - L, D)
-        if not len(centers):
-            raise DataError(f"decimate: {rec.n_samples} samples are too few for factor {D} "
-                            f"(the filter spans {len(h)} samples)")
+        h, L, centers, first = _plan(rec.n_samples, D)
         touched = decimated_flags(bad, D)
         per_chunk = max(1, C // D)
-        first = 2 * L // D
         for j0 in range(0, len(centers), per_chunk):
             c = centers[j0:j0 + per_chunk]
             sl = slice(c[0] - L, c[-1] + L + 1)

@@ -32,7 +32,7 @@ import numpy as np
 
 from .._blas import single_threaded
 from ..errors import DataError
-from .data import CompressedData, decimation_filter
+from .data import CompressedData
 from .result import IdentificationResult
 from .system import JointSystem, LinearSystem
 
@@ -224,9 +224,7 @@ def resolve_covariance(setting, data: CompressedData, system: JointSystem) -> np
                             "covariance; average periods (Processing(period=...)) or use "
                             "'residuals'")
         if setting != "residuals" and known is not None:
-            D = data.processing.decimate
-            # Decimation filters the noise: its variance shrinks by Σ h².
-            return known * (np.sum(decimation_filter(D) ** 2) if D > 1 else 1.0)
+            return known
         return first_pass_covariance(system, diagonal=False)
     cov = np.asarray(setting, dtype=float)
     n = system.n_outputs
