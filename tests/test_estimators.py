@@ -13,6 +13,7 @@ from dynid.identify import (
     CompressedData,
     GaussMarkov,
     IdentificationData,
+    JointSystem,
     PhysicallyConsistent,
     Processing,
     Recording,
@@ -251,6 +252,7 @@ def test_streamed_chunks_give_the_same_estimate():
 
 
 def test_fit_checks_its_input():
+    exact_rec = _data(ROBOT.prior).recordings[0]
     with pytest.raises(dynid.DataError, match="expected IdentificationData"):
         OLS().fit(np.zeros(3))
     with pytest.raises(dynid.DataError, match=r"output is joint_torque, the model of .* "
@@ -265,6 +267,16 @@ def test_fit_checks_its_input():
     with pytest.raises(dynid.DataError, match="recording: 2 coordinates, but robot"):
         IdentificationData(ROBOT, Recording(t, np.zeros((20, 2)), np.zeros((20, 2)),
                                             output_kind="motor_torque"))
+    other = base_parameters(random_robot(3, seed=3, friction=True, motors=True,
+                                         output="motor_torque"))
+    assert other.rank == BASE.rank
+    system = _data(ROBOT.prior, noise=np.eye(3)).system()
+    for make in (lambda: CompressedData(ROBOT, system, base=other),
+                 lambda: IdentificationData(ROBOT, exact_rec, base=other)):
+        with pytest.raises(dynid.DataError, match="base: computed for another parameter set"):
+            make()
+    with pytest.raises(dynid.DataError, match="system: expected 3 outputs and 28 base"):
+        CompressedData(ROBOT, JointSystem(3, 27))
     data = _data(ROBOT.prior, noise=np.eye(3), N=60, processing=Processing(decimate=5))
     with pytest.raises(dynid.DataError, match=r"4 samples of 3 outputs for 28 base parameters"):
         OLS().fit(data)  # decimation keeps 4 samples

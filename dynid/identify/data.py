@@ -114,12 +114,16 @@ class CompressedData:
         Output noise covariance (n, n) of one sample, when known.
     """
 
-    def __init__(self, robot: Robot, system: JointSystem, *,
+    def __init__(self, robot: Robot, system: JointSystem | None, *,
                  base: BaseParameters | None = None, processing: Processing | None = None,
                  output_covariance: np.ndarray | None = None):
+        # system None: built later by a subclass (IdentificationData, from its recordings).
         self.robot = robot
         self.base = base if base is not None else base_parameters(robot)
-        if system.n_outputs != robot.n or system.n_params != self.base.rank:
+        if self.base.parameters != robot.parameters:
+            raise DataError("base: computed for another parameter set than the robot's")
+        if system is not None and (system.n_outputs != robot.n or
+                                   system.n_params != self.base.rank):
             raise DataError(f"system: expected {robot.n} outputs and {self.base.rank} base "
                             f"parameters, found {system.n_outputs} and {system.n_params}")
         self._system = system
@@ -177,15 +181,12 @@ class IdentificationData(CompressedData):
             raise DataError("recordings: expected at least one recording")
         for rec in self.recordings:
             check_recording(robot, rec)
-        self.processing = processing or Processing()
         self.regressor = Regressor(robot)
-        self.base = base if base is not None else base_parameters(self.regressor)
-        if self.base.parameters != robot.parameters:
-            raise DataError("base: computed for another parameter set than the robot's")
+        super().__init__(robot, None, processing=processing,
+                         base=base if base is not None else base_parameters(self.regressor))
         self.chunk_size = int(chunk_size)
         self.drop_saturated = drop_saturated
         self._processed: tuple[Recording, ...] | None = None
-        self._system: JointSystem | None = None
 
     @property
     def processed(self) -> tuple[Recording, ...]:
