@@ -16,24 +16,33 @@ from mechanism_checks import (
 
 import dynid
 from dynid.models import DHJoint, Regressor, Robot, build_tree, joint_friction, robot_from_mapping
-from dynid.models.cuts import Cut, add_frame
+from dynid.models.cuts import Cut, add_frame, cut_residuals
 from dynid.models.library import random_inertia
 from dynid.models.loops import LoopClosure
 
 CRANK, COUPLER, ROCKER, GROUND = 0.1, 0.35, 0.3, 0.4
 
 
-def four_bar_tree(rocker: float = ROCKER):
+def four_bar_tree(rocker: float = ROCKER, *, split: bool = False):
     """Crank at the origin, coupler on the crank's tip, rocker pivoted on the ground at
-    (GROUND, 0); the loop is cut at the coupler–rocker hinge, all axes along z."""
+    (GROUND, 0); the loop is cut at the coupler–rocker hinge, all axes along z.
+
+    With ``split`` the coupler's end is a fourth link, hinged at the rocker's tip (joint
+    ``coupler_end``), and the loop is to be cut by welding it to the coupler (frames
+    ``coupler_tip`` and ``coupler_end_root``)."""
     rng = np.random.default_rng(7)
     rows = [DHJoint("crank"), DHJoint("coupler", parent="link1", d=CRANK),
             DHJoint("rocker", parent="base", d=GROUND)]
-    tree = build_tree(rows, inertias={f"link{i}": random_inertia(rng, 0.1) for i in (1, 2, 3)},
+    if split:
+        rows.append(DHJoint("coupler_end", parent="link3", d=rocker))
+    tree = build_tree(rows, inertias={f"link{i + 1}": random_inertia(rng, 0.1)
+                                      for i in range(len(rows))},
                       gravity=(0.0, -9.81, 0.0))
 
     add_frame(tree.model, "coupler_tip", "link2", pin.SE3(np.eye(3), np.array([COUPLER, 0, 0])))
     add_frame(tree.model, "rocker_tip", "link3", pin.SE3(np.eye(3), np.array([rocker, 0, 0])))
+    if split:
+        add_frame(tree.model, "coupler_end_root", "link4", pin.SE3.Identity())
     return tree
 
 
@@ -52,41 +61,85 @@ def closed_form(theta1: np.ndarray) -> np.ndarray:
     return np.stack([theta1, wrap(coupler), wrap(rocker)], axis=1)
 
 
-@pytest.fixture(scope="module")
-def four_bar() -> Robot:
-    tree = four_bar_tree()
+def four_bar_robot(kind: str = "revolute") -> Robot:
+    """The four-bar with its loop cut by a ``revolute`` or ``point`` joint at the coupler–rocker
+    hinge, or (``weld``) on the split coupler; crank friction, and rocker friction on the tree."""
+    tree = four_bar_tree(split=kind == "weld")
     ref = closed_form(np.array([0.0]))[0]
-    closure = LoopClosure(tree, ["crank"], [Cut(("coupler_tip", "rocker_tip"), "revolute")],
-                          reference={"coupler": ref[1], "rocker": ref[2]})
+    reference = {"coupler": ref[1], "rocker": ref[2]}
+    frames = ("coupler_tip", "rocker_tip")
+    if kind == "weld":  # the coupler's end keeps the coupler's direction: θ1 + θ2 − θ3
+        reference["coupler_end"] = ref[1] - ref[2]
+        frames = ("coupler_tip", "coupler_end_root")
+    closure = LoopClosure(tree, ["crank"], [Cut(frames, kind)], reference=reference)
     terms = (joint_friction("crank", 0, viscous=0.3, coulomb=0.2, smoothing=0.05),
              joint_friction("rocker", 2, space="tree", viscous=0.1, coulomb=0.05,
                             smoothing=0.05))
     from dynid.models import Limits
     lim = Limits.unbounded(1)
     lim = Limits(np.array([-1.5]), np.array([1.5]), lim.velocity, lim.acceleration, lim.effort)
-    return Robot(tree, name="four-bar", closure=closure, terms=terms, limits=lim)
+    return Robot(tree, name=f"four-bar ({kind} cut)", closure=closure, terms=terms, limits=lim)
 
 
-def test_loop_closure_matches_the_closed_form(four_bar):
+@pytest.fixture(scope="module")
+def four_bar() -> Robot:
+    return four_bar_robot()
+
+
+CUT_KINDS = ["revolute", "point", "weld"]
+
+
+@pytest.mark.parametrize("kind", CUT_KINDS)
+def test_loop_closure_matches_the_closed_form(kind):
+    robot = four_bar_robot(kind)
     q = np.linspace(-1.5, 1.5, 31)[:, None]
-    q_t = four_bar.closure.positions(q)
-    np.testing.assert_allclose(q_t, closed_form(q[:, 0]), atol=1e-10)
+    q_t = robot.closure.positions(q)
+    expected = closed_form(q[:, 0])
+    np.testing.assert_allclose(q_t[:, :3], expected, atol=1e-10)
+    if kind == "weld":
+        wrap = np.angle(np.exp(1j * (q_t[:, 3] - (expected[:, 0] + expected[:, 1]
+                                                  - expected[:, 2]))))
+        np.testing.assert_allclose(wrap, 0.0, atol=1e-10)
 
 
-def test_loop_closure_keeps_cut_frames_together_in_motion(four_bar):
-    q, v, a = Trajectory(four_bar, seed=1, fraction=0.9)(np.linspace(0, 4, 40))
-    q_t, v_t, a_t, _ = four_bar.closure.tree_state(q, v, a)
-    assert cut_distance(four_bar, q_t).max() < 1e-10
-    vel, acc = cut_motion(four_bar, q_t, v_t, a_t)
+@pytest.mark.parametrize("kind", CUT_KINDS)
+def test_cut_residuals_measure_known_gaps(kind):
+    """Turning the rocker by δ off the closed loop moves its tip 2 r sin(δ/2) away from the
+    coupler's (hinge and point cuts: the z axes stay parallel); turning the coupler's end by δ
+    about the weld point leaves the origins together and the frames δ apart in rotation."""
+    robot = four_bar_robot(kind)
+    q_t = robot.closure.positions(np.linspace(-1.2, 1.2, 5)[:, None])
+    assert cut_residuals(robot.tree, robot.closure.cuts, q_t).max() < 1e-10
+    delta = np.array([1e-3, -0.02, 0.1, 0.3, -0.5])
+    moved = q_t.copy()
+    if kind == "weld":
+        moved[:, 3] += delta
+        expected = np.abs(delta)
+    else:
+        moved[:, 2] += delta
+        expected = 2 * ROCKER * np.abs(np.sin(delta / 2))
+    np.testing.assert_allclose(cut_residuals(robot.tree, robot.closure.cuts, moved)[:, 0],
+                               expected, rtol=1e-9)
+
+
+@pytest.mark.parametrize("kind", CUT_KINDS)
+def test_loop_closure_keeps_cut_frames_together_in_motion(kind):
+    robot = four_bar_robot(kind)
+    q, v, a = Trajectory(robot, seed=1, fraction=0.9)(np.linspace(0, 4, 40))
+    q_t, v_t, a_t, _ = robot.closure.tree_state(q, v, a)
+    assert cut_distance(robot, q_t).max() < 1e-10
+    vel, acc = cut_motion(robot, q_t, v_t, a_t)
     assert vel.max() < 1e-10 and acc.max() < 1e-9
 
 
-def test_loop_closure_jacobian_and_drift_match_finite_differences(four_bar):
+@pytest.mark.parametrize("kind", CUT_KINDS)
+def test_loop_closure_jacobian_and_drift_match_finite_differences(kind):
+    closure = four_bar_robot(kind).closure
     rng = np.random.default_rng(2)
     q = rng.uniform(-1.4, 1.4, (10, 1))
     v = rng.standard_normal((10, 1))
-    _, v_t, a_t, _ = four_bar.closure.tree_state(q, v, np.zeros_like(q))
-    Gv, Gdv = finite_difference_closure(four_bar.closure, q, v, h=1e-4)
+    _, v_t, a_t, _ = closure.tree_state(q, v, np.zeros_like(q))
+    Gv, Gdv = finite_difference_closure(closure, q, v, h=1e-4)
     np.testing.assert_allclose(v_t, Gv, atol=1e-8)
     np.testing.assert_allclose(a_t, Gdv, atol=2e-5 * np.abs(Gdv).max())
 
