@@ -9,6 +9,7 @@ import scipy.signal
 
 import dynid
 from dynid.identify import (
+    FourierReference,
     GaussMarkov,
     IdentificationData,
     Processing,
@@ -16,7 +17,9 @@ from dynid.identify import (
     average_periods,
     differentiate,
     lowpass,
+    simulate,
     spectral_states,
+    validate,
 )
 from dynid.identify.data import decimate, decimation_filter
 from dynid.models import random_robot
@@ -149,6 +152,34 @@ def test_actuator_side_recordings_are_mapped_to_the_basis():
     assert out.space == "basis" and out.names == robot.joint_names
     np.testing.assert_allclose(out.positions, q, atol=1e-12)
     np.testing.assert_allclose(out.accelerations, a, atol=1e-9)
+
+
+def test_units_follow_the_robot():
+    """Simulated recordings, validations and actuator recordings mapped to the basis carry
+    metres and newtons on the prismatic joints, radians and newton-metres elsewhere."""
+    robot = random_robot(3, seed=1, prismatic=0.5, friction=True, smoothing=0.1)
+    types = robot.tree.joint_types
+    assert "prismatic" in types and "revolute" in types
+    lengths = tuple("m" if t == "prismatic" else "rad" for t in types)
+    forces = tuple("N" if t == "prismatic" else "N·m" for t in types)
+    ref = FourierReference.random(robot, harmonics=2, frequency=1.0, seed=0)
+    sim = simulate(robot, robot.prior, ref, 0.5, control_rate=200)
+    for rec in (sim.measured[0], sim.truth[0]):
+        assert rec.units["positions"] == lengths and rec.units["output"] == forces
+    check = validate(robot, robot.prior, sim.truth[0])
+    assert check.units == forces
+    assert [line.split()[2] for line in check.summary().splitlines()[1:4]] == list(forces)
+    with pytest.raises(dynid.DataError, match=r"joint1 is in m, but joint joint1 is an "
+                                              r"angle \(rad\)"):
+        IdentificationData(robot, sim.truth[0].with_signals(
+            units={**sim.truth[0].units, "positions": ("m", "rad", "rad")}))
+    motors = random_robot(3, seed=1, prismatic=0.5, motors=True, output="current")
+    t = np.arange(50) * 0.01
+    q = np.column_stack([np.sin(t), 0.1 * np.cos(2 * t), 0.1 * t])
+    q_m = motors.transmission.actuator_state(q, q, q)[0]
+    rec = Recording(t, q_m, np.zeros_like(q), space="actuator", output_kind="current",
+                    names=motors.actuator_names)
+    assert Processing().apply(rec, motors).units["positions"] == lengths
 
 
 def test_processing_settings_are_checked():

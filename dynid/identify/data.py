@@ -75,11 +75,11 @@ def check_recording(robot: Robot, recording: Recording) -> None:
         raise DataError(f"recording: the output is {recording.output_kind}, the model of "
                         f"{robot.name} predicts {robot.output}; record that or use "
                         f"robot.with_output({recording.output_kind!r})")
-    if recording.space == "basis" and robot.closure.is_identity:
-        for j, (unit, kind) in enumerate(zip(recording.units["positions"],
-                                             robot.tree.joint_types, strict=True)):
-            want = "m" if kind == "prismatic" else "rad"
+    if recording.space == "basis":
+        for j, (unit, want) in enumerate(zip(recording.units["positions"], robot.basis_units,
+                                             strict=True)):
             if unit != want:
+                kind = "prismatic" if want == "m" else "an angle"
                 raise DataError(f"recording: {recording.names[j]} is in {unit}, but joint "
                                 f"{robot.joint_names[j]} is {kind} ({want})")
 

@@ -297,9 +297,7 @@ class Processing:
                 raise DataError(f"recording: {rec.n} actuator coordinates, the robot "
                                 f"{robot.name} has {robot.n}")
             q, v, a = robot.transmission.basis_state(q, v, a)
-            types = robot.tree.joint_types if robot.closure.is_identity else ("revolute",) * rec.n
-            units = {**rec.units, "positions": tuple("m" if t == "prismatic" else "rad"
-                                                     for t in types)}
+            units = {**rec.units, "positions": robot.basis_units}
             rec = rec.with_signals(space="basis", names=robot.joint_names, units=units)
         return rec.with_signals(positions=q, velocities=v, accelerations=a, output=y)
 

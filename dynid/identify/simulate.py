@@ -321,8 +321,5 @@ def _default_step(robot: Robot, space: str) -> float | np.ndarray:
 
 
 def _units(robot: Robot, space: str) -> dict:
-    if space == "actuator" or not robot.closure.is_identity:
-        positions = "rad"
-    else:
-        positions = tuple("m" if t == "prismatic" else "rad" for t in robot.tree.joint_types)
-    return {"positions": positions, "output": "A" if robot.output == "current" else "N·m"}
+    positions = "rad" if space == "actuator" else robot.basis_units  # the motors are rotary
+    return {"positions": positions, "output": robot.output_units}

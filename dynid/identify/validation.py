@@ -59,8 +59,8 @@ class Validation:
     ----------
     time, measured, predicted
         Sample times (N,) and outputs (N, n).
-    names, unit
-        Output channel names and unit.
+    names, units
+        Output channel names and units.
     rmse
         RMSE per channel (Leborne (21)).
     relative_error
@@ -73,7 +73,7 @@ class Validation:
     measured: np.ndarray
     predicted: np.ndarray
     names: tuple[str, ...]
-    unit: str
+    units: tuple[str, ...]
 
     @property
     def error(self) -> np.ndarray:
@@ -92,11 +92,11 @@ class Validation:
         return float(100 * np.linalg.norm(self.error) / np.linalg.norm(self.measured))
 
     def summary(self) -> str:
-        lines = [f"{'output':<12} {'RMSE':>10} {'relative %':>11}"]
-        for name, r, e in zip(self.names, self.rmse, self.relative_error, strict=True):
-            lines.append(f"{name:<12} {r:10.4g} {e:11.3f}")
-        lines.append(f"overall relative error {self.overall_relative_error:.3f} % "
-                     f"(RMSE in {self.unit})")
+        lines = [f"{'output':<12} {'RMSE':>10} {'':<4} {'relative %':>11}"]
+        for name, r, unit, e in zip(self.names, self.rmse, self.units, self.relative_error,
+                                    strict=True):
+            lines.append(f"{name:<12} {r:10.4g} {unit:<4} {e:11.3f}")
+        lines.append(f"overall relative error {self.overall_relative_error:.3f} %")
         return "\n".join(lines)
 
     def plot(self, path: str | Path, *, title: str = "") -> Path:
@@ -111,7 +111,7 @@ class Validation:
         for j, ax in enumerate(axes[:, 0]):
             ax.plot(self.time, self.measured[:, j], color="0.6", lw=1.0, label="measured")
             ax.plot(self.time, self.predicted[:, j], color="tab:red", lw=0.9, label="predicted")
-            ax.set_ylabel(f"{self.names[j]}\n[{self.unit}]")
+            ax.set_ylabel(f"{self.names[j]}\n[{self.units[j]}]")
             ax.text(0.99, 0.9, f"RMSE {self.rmse[j]:.3g}, {self.relative_error[j]:.1f} %",
                     transform=ax.transAxes, ha="right", va="top", fontsize=8)
         axes[0, 0].legend(loc="upper left", fontsize=8)
@@ -156,6 +156,5 @@ def validate(robot: Robot, params: IdentificationResult | np.ndarray, recording:
         predicted = decimate(predicted, D)[1]
         keep = ~decimated_flags(~keep, D)
         time = time[centers]
-    unit = "A" if robot.output == "current" else "N·m"
     return Validation(time[keep], measured[keep], predicted[keep], tuple(robot.output_names),
-                      unit)
+                      robot.output_units)
