@@ -5,18 +5,9 @@ Prints one ``name: value`` line per figure; ratios are measured side by side in 
 Targets: extended / bare Pinocchio regressor time ≤ 3 on the same trees; model build plus base
 parameters under 2 s (the dVRK package's symbolic generation takes about 12 minutes for the
 PSM and 80 for the MTM).
-
-BLAS runs on one thread: the matrices here are small, and a multi-threaded BLAS on a loaded
-machine was seen to make a 600 × 150 pivoted QR hundreds of times slower.
 """
 
 from __future__ import annotations
-
-import os
-
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-os.environ.setdefault("OMP_NUM_THREADS", "1")
-
 
 import numpy as np
 from _timing import best_of, extended_and_bare

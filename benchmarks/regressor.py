@@ -6,12 +6,6 @@ Targets: extended/bare ratio ≤ 1.5; Panda model plus base parameters under 0.3
 
 from __future__ import annotations
 
-import os
-
-# One BLAS thread: on a shared machine, threaded BLAS makes the small QR of the base-parameter
-# computation hundreds of times slower and the figure meaningless.
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-
 import numpy as np
 from _timing import best_of, extended_and_bare
 
