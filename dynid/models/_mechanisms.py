@@ -218,11 +218,8 @@ def springs_and_cables(top: dict, basis: Sequence[str], tree: Tree) -> list[Term
                     S.number(c, f"{path}.coefficients[{k}]") for k, c in enumerate(coefs)]))
                 continue
             kind = S.text(e.get("type", "torsional"), f"{path}.type", ("torsional", "linear"))
-            num = {k: S.number(e[k], f"{path}.{k}") for k in e
+            num = {k: S.number(e[k], f"{path}.{k}", nonnegative=k == "stiffness") for k in e
                    if k not in ("name", "joint", "type")}
-            if num.get("stiffness", 0.0) < 0:
-                raise S.fail(f"{path}.stiffness", f"expected a value ≥ 0, found "
-                                                  f"{num['stiffness']}")
             if kind == "torsional":
                 extra = set(num) - {"stiffness", "rest"}
                 if extra:

@@ -29,11 +29,10 @@ from .terms import SPACES, Term
 __all__ = ["CableTorque", "LinearSpring", "TorsionalSpring"]
 
 
-def _check(owner: str, row: int, space: str) -> None:
+def _check(owner: str, space: str) -> None:
+    """The row is checked against the space's size by the robot."""
     if space not in SPACES:
         raise ModelError(f"{owner}: space must be one of {SPACES}, found {space!r}")
-    if row < 0:
-        raise ModelError(f"{owner}: coordinate index must be ≥ 0, found {row}")
 
 
 class TorsionalSpring(Term):
@@ -53,7 +52,7 @@ class TorsionalSpring(Term):
 
     def __init__(self, owner: str, row: int, space: str, *, stiffness: float = 0.0,
                  rest: float = 0.0, linear: bool = False):
-        _check(owner, row, space)
+        _check(owner, space)
         if not stiffness >= 0:
             raise ModelError(f"{owner}.k: spring stiffness must be ≥ 0, found {stiffness}")
         self.owner, self.rows, self.space, self.rest = owner, (row,), space, float(rest)
@@ -86,7 +85,7 @@ class LinearSpring(Term):
 
     def __init__(self, owner: str, row: int, space: str, *, a: float, b: float, gamma: float,
                  rest_length: float, stiffness: float = 0.0):
-        _check(owner, row, space)
+        _check(owner, space)
         for key, value in (("a", a), ("b", b), ("rest_length", rest_length)):
             if not np.isfinite(value) or value <= 0:
                 raise ModelError(f"{owner}.{key}: expected a length > 0 m, found {value}")
@@ -121,7 +120,7 @@ class CableTorque(Term):
     """
 
     def __init__(self, owner: str, row: int, space: str, coefficients: Sequence[float]):
-        _check(owner, row, space)
+        _check(owner, space)
         coefficients = [float(c) for c in coefficients]
         if not coefficients or not all(np.isfinite(coefficients)):
             raise ModelError(f"{owner}: expected at least one finite polynomial coefficient, "
