@@ -157,7 +157,8 @@ def build_tree(rows: Sequence[DHJoint], *, convention: str = "modified",
     model.gravity.linear = np.asarray(gravity, dtype=float)
     joint_of = {base: 0}
     tail = {base: pin.SE3.Identity()}  # classic: placement of the link's DH frame in its joint
-    for i in _depth_first(links, parents, base):
+    order = _depth_first(links, parents, base)
+    for i in order:
         row, link, parent = rows[i], links[i], parents[i]
         if convention == "modified":
             placement, body = _modified(row), pin.SE3.Identity()
@@ -176,7 +177,7 @@ def build_tree(rows: Sequence[DHJoint], *, convention: str = "modified",
         last = links[-1]
         frame = _modified(tool) if convention == "modified" else tail[last] * _classic(tool)
         model.addFrame(pin.Frame(tool.name, joint_of[last], frame, pin.FrameType.OP_FRAME))
-    return Tree.from_model(model, tuple(links[i] for i in _depth_first(links, parents, base)))
+    return Tree.from_model(model, tuple(links[i] for i in order))
 
 
 def _depth_first(links: list[str], parents: list[str], base: str) -> list[int]:

@@ -93,8 +93,9 @@ def robot_from_mapping(data: object, *, base_dir: str | Path = ".",
     gravity = S.numbers(top.get("gravity", [0.0, 0.0, -9.81]), "gravity", 3)
     output = S.text(top.get("output", "joint_torque"), "output", OUTPUTS)
     links = _links(top.get("links"))
-    tree = _tree(top["kinematics"], Path(base_dir), links, gravity)
-    M.add_frames(S.mapping(top["kinematics"], "kinematics", _KIN).get("frames"), tree)
+    kin = S.mapping(top["kinematics"], "kinematics", _KIN)
+    tree = _tree(kin, Path(base_dir), links, gravity)
+    M.add_frames(kin.get("frames"), tree)
     closure = M.closure(top.get("closure"), tree)
     basis = closure.basis_names
     entries = _joint_entries(top, tree, basis)
@@ -233,9 +234,9 @@ def _links(value: object) -> dict[str, LinkInertia]:
     return out
 
 
-def _tree(value: object, base_dir: Path, links: dict[str, LinkInertia],
+def _tree(kin: dict, base_dir: Path, links: dict[str, LinkInertia],
           gravity: list[float]) -> Tree:
-    kin = S.mapping(value, "kinematics", _KIN)
+    """The tree of the (checked) ``kinematics`` section, without its extra frames."""
     sources = [k for k in ("urdf", "modified_dh", "dh") if k in kin]
     if len(sources) != 1:
         raise S.fail("kinematics", f"expected exactly one of 'urdf', 'modified_dh', 'dh', "
