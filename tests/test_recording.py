@@ -138,6 +138,28 @@ def test_csv_reader_maps_columns_and_units(tmp_path):
     bad.write_text("t,q,y\n0,1,2\n0.1,x,3\n")
     with pytest.raises(dynid.DataError, match=r"row 3, column 'q': 'x' is not a number"):
         read_csv(bad, time="t", positions=["q"], output=["y"])
+    bad.write_text("t,q,y\n0,1,2\n0.1,3\n")
+    with pytest.raises(dynid.DataError, match=r"row 3 has 2 fields, the header has 3"):
+        read_csv(bad, time="t", positions=["q"], output=["y"])
+    bad.write_text("t,q,y\n")
+    with pytest.raises(dynid.DataError, match=r"expected a header row and samples, found 1"):
+        read_csv(bad, time="t", positions=["q"], output=["y"])
+
+
+def test_csv_reader_reads_quoted_numbers_and_skips_text_columns(tmp_path):
+    t, q, y = _signals(N=20, n=1)
+    path = tmp_path / "run.csv"
+    path.write_text("t,state,q,y\n" + "\n".join(
+        f'{tk!r},{"moving" if k % 2 else "ok"},"{qk!r}", {yk!r} ' for k, (tk, qk, yk) in
+        enumerate(zip(t.tolist(), q[:, 0].tolist(), y[:, 0].tolist(), strict=True))))
+    rec = read_csv(path, time="t", positions=["q"], output=["y"])
+    np.testing.assert_array_equal(rec.time, t)
+    np.testing.assert_array_equal(rec.positions, q)
+    np.testing.assert_array_equal(rec.output, y)
+    numeric = tmp_path / "numeric.csv"
+    numeric.write_text(path.read_text().replace("moving", "1").replace("ok", "0"))
+    rec = read_csv(numeric, time="t", positions=["q"], output=["y"])
+    np.testing.assert_array_equal(rec.positions, q)
 
 
 def test_encoder_increments_need_the_robot(tmp_path):

@@ -14,6 +14,7 @@ from __future__ import annotations
 import csv
 import difflib
 import json
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -85,35 +86,24 @@ def read_csv(path: str | Path, *, time: str, positions: Sequence[str], output: S
     if not path.is_file():
         raise DataError(f"recording file {str(path)!r} does not exist")
     with path.open(newline="") as f:
-        rows = list(csv.reader(f, delimiter=delimiter))
-    if len(rows) < 2:
-        raise DataError(f"{path.name}: expected a header row and samples, found {len(rows)} "
-                        "rows")
-    header = [h.strip() for h in rows[0]]
+        header = [h.strip() for h in next(csv.reader(f, delimiter=delimiter), [])]
+    if not header:
+        raise DataError(f"{path.name}: expected a header row and samples, found 0 rows")
     mapping = {"time": [time], "positions": list(positions), "output": list(output)}
     if velocities is not None:
         mapping["velocities"] = list(velocities)
     if accelerations is not None:
         mapping["accelerations"] = list(accelerations)
-    arrays = {}
+    columns = {}
     for key, cols in mapping.items():
-        idx = []
         for c in cols:
             if c not in header:
                 raise _missing(c, header, f"{path.name} ({key})")
-            idx.append(header.index(c))
-        values = np.empty((len(rows) - 1, len(idx)))
-        for r, row in enumerate(rows[1:]):
-            if len(row) != len(header):
-                raise DataError(f"{path.name}: row {r + 2} has {len(row)} fields, the header "
-                                f"has {len(header)}")
-            for k, i in enumerate(idx):
-                try:
-                    values[r, k] = float(row[i])
-                except ValueError:
-                    raise DataError(f"{path.name}: row {r + 2}, column {header[i]!r}: "
-                                    f"{row[i]!r} is not a number") from None
-        arrays[key] = values[:, 0] if key == "time" else values
+        columns[key] = [header.index(c) for c in cols]
+    table = _table(path, header, sorted({i for idx in columns.values() for i in idx}),
+                   delimiter)
+    arrays = {key: table[:, idx[0]] if key == "time" else table[:, idx]
+              for key, idx in columns.items()}
     units = dict(units or {})
     arrays, units = _increments(arrays, units, robot, space)
     return Recording(arrays["time"], arrays["positions"], arrays["output"],
@@ -122,6 +112,42 @@ def read_csv(path: str | Path, *, time: str, positions: Sequence[str], output: S
                      output_kind=output_kind, units=units,
                      names=tuple(names) if names is not None else tuple(positions),
                      output_limits=output_limits)
+
+
+def _table(path: Path, header: list[str], used: list[int], delimiter: str) -> np.ndarray:
+    """The samples of a CSV file after its header (N, len(header)), read at once; a file
+    numpy cannot read (a missing field, text) is parsed row by row, which names the bad cell
+    of a ``used`` column (the others are then NaN)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # no samples: reported below
+            table = np.loadtxt(path, delimiter=delimiter, skiprows=1, ndmin=2, comments=None,
+                               quotechar='"', dtype=float)
+        if table.shape[0] and table.shape[1] == len(header):
+            return table
+    except ValueError:
+        pass
+    return _parse_rows(path, header, used, delimiter)
+
+
+def _parse_rows(path: Path, header: list[str], used: list[int], delimiter: str
+                ) -> np.ndarray:
+    with path.open(newline="") as f:
+        rows = list(csv.reader(f, delimiter=delimiter))[1:]
+    if not rows:
+        raise DataError(f"{path.name}: expected a header row and samples, found 1 rows")
+    values = np.full((len(rows), len(header)), np.nan)
+    for r, row in enumerate(rows):
+        if len(row) != len(header):
+            raise DataError(f"{path.name}: row {r + 2} has {len(row)} fields, the header "
+                            f"has {len(header)}")
+        for i in used:
+            try:
+                values[r, i] = float(row[i])
+            except ValueError:
+                raise DataError(f"{path.name}: row {r + 2}, column {header[i]!r}: "
+                                f"{row[i]!r} is not a number") from None
+    return values
 
 
 def read_npz(path: str | Path, *, keys: Mapping[str, str] | None = None,
