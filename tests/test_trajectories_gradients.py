@@ -142,6 +142,10 @@ def test_cartesian_jacobian_against_finite_differences(panda):
         e[j] = h
         fd = (box.values(q + e, q, q) - box.values(q - e, q, q)) / (2 * h)
         np.testing.assert_allclose(J[:, :, j], fd, atol=1e-8)
+    both = box.values_and_jacobian(q, q, q)
+    np.testing.assert_allclose(both[0], box.values(q, q, q), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(both[1][:, :, 0, :], J, rtol=1e-12, atol=1e-12)
+    assert not both[1][:, :, 1:].any()
     # and the values are the frame's origin from Pinocchio's forward kinematics
     model = panda.tree.model
     data = model.createData()
@@ -179,6 +183,10 @@ def test_design_gradients_against_finite_differences(case):
     x = asm.start(rng)
     p = asm.problem
     g, J = p.gradient(x), p.constraints_jacobian(x)
+    # The same Jacobian when the values at x were asked for first.
+    p.constraints_value(np.zeros_like(x))
+    p.constraints_value(x)
+    np.testing.assert_allclose(p.constraints_jacobian(x), J, rtol=1e-12, atol=1e-14)
     for _ in range(2):
         d = rng.standard_normal(len(x))
         d /= np.linalg.norm(d)

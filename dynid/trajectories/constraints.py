@@ -73,6 +73,11 @@ class Constraint(ABC):
     def jacobian(self, q: np.ndarray, v: np.ndarray, a: np.ndarray) -> np.ndarray:
         """``∂value/∂state`` (N, m, 3, n); axis 2 is position, velocity, acceleration."""
 
+    def values_and_jacobian(self, q: np.ndarray, v: np.ndarray, a: np.ndarray
+                            ) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`values` and :meth:`jacobian` together (one pass where they share work)."""
+        return self.values(q, v, a), self.jacobian(q, v, a)
+
     @property
     def lower(self) -> np.ndarray:
         return np.array([r.lower for r in self.rows])
@@ -188,9 +193,13 @@ class CartesianConstraint(Constraint):
         return self._kinematics(q, jacobian=False)[0]
 
     def jacobian(self, q, v, a):
+        return self.values_and_jacobian(q, v, a)[1]
+
+    def values_and_jacobian(self, q, v, a):
+        pos, jac = self._kinematics(q, jacobian=True)
         J = np.zeros((q.shape[0], len(self.rows), 3, q.shape[1]))
-        J[:, :, 0, :] = self._kinematics(q, jacobian=True)[1]
-        return J
+        J[:, :, 0, :] = jac
+        return pos, J
 
     def _kinematics(self, q: np.ndarray, jacobian: bool):
         robot = self.robot

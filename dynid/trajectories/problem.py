@@ -82,6 +82,7 @@ class ExcitationProblem:
         self._scale = scale
         self._pos_scale = np.maximum(np.abs(param.offset[:, 0]), 1.0)
         self._cache: dict = {}
+        self._constraint_cache: dict = {}
         self.evaluations = 0
         self.gradients = 0
 
@@ -136,36 +137,62 @@ class ExcitationProblem:
 
     # Constraints -------------------------------------------------------------------------
     def _violations(self, x: np.ndarray, jacobian: bool):
-        C = self.param.coefficients(x)
-        design = self._states(self._Bc, C)
-        values, jac = [], []
-        cache: dict[str, tuple] = {}
-        for c in self.constraints:
-            if c.space not in cache:
-                cache[c.space] = constraint_states(self.space, c.space, *design)
-            values.append(c.values(*cache[c.space]))
-            if jacobian:
-                Jc = c.jacobian(*cache[c.space])                     # (M, m, 3, n)
-                if c.space != "design":
-                    Jm = self.space.jacobian(c.space, *design, self._pos_scale)
-                    if Jm is not None:
-                        # Outputs beyond reach are NaN; the rows that read them are flagged
-                        # below, and the other rows do not depend on them.
-                        Jm[~np.isfinite(Jm)] = 0.0
-                        Jc = np.einsum("kraj,kajbi->krbi", Jc, Jm)
-                jac.append(Jc)
-        V = np.hstack(values)
-        # A sample beyond a mechanism's reach (NaN; infinite at the very edge, where the lever
-        # has no velocity ratio) counts as far outside, with no direction back; the others
-        # keep their values and derivatives.
-        unreachable = ~np.isfinite(V)
-        g = np.concatenate([(V - self._hi) / self._scale, (self._lo - V) / self._scale])
-        g[np.concatenate([unreachable, unreachable])] = _UNREACHABLE
+        """Normalized violations ``g`` (2M, m) on the constraint grid (upper sides, then lower
+        sides) and, when asked, ``∂value/∂state`` (M, m, 3, n) in design states. Both are kept
+        for the last x: the optimizer asks for the values and the Jacobian, and the tracker
+        for the largest violation, at the same points."""
+        key = x.tobytes()
+        cache = self._constraint_cache
+        if cache.get("key") != key:
+            design = self._states(self._Bc, self.param.coefficients(x))
+            states: dict[str, tuple] = {}
+            values, jac = [], []
+            for c in self.constraints:
+                if c.space not in states:
+                    states[c.space] = constraint_states(self.space, c.space, *design)
+                if jacobian:                # values and Jacobian from one pass
+                    V, Jc = c.values_and_jacobian(*states[c.space])
+                    jac.append(Jc)
+                else:
+                    V = c.values(*states[c.space])
+                values.append(V)
+            V = np.hstack(values)
+            # A sample beyond a mechanism's reach (NaN; infinite at the very edge, where the
+            # lever has no velocity ratio) counts as far outside, with no direction back; the
+            # others keep their values and derivatives.
+            unreachable = ~np.isfinite(V)
+            g = np.concatenate([(V - self._hi) / self._scale, (self._lo - V) / self._scale])
+            g[np.concatenate([unreachable, unreachable])] = _UNREACHABLE
+            cache = self._constraint_cache = {"key": key, "design": design, "states": states,
+                                              "unreachable": unreachable, "g": g,
+                                              "parts": jac if jacobian else None, "J": None}
         if not jacobian:
-            return g, None
+            return cache["g"], None
+        if cache["J"] is None:
+            cache["J"] = self._design_jacobian(cache)
+        return cache["g"], cache["J"]
+
+    def _design_jacobian(self, cache: dict) -> np.ndarray:
+        """Row Jacobians in design states (M, m, 3, n): each constraint's own Jacobian in the
+        states it reads, times the Jacobian of the map to them (once per space)."""
+        design, states = cache["design"], cache["states"]
+        parts = cache["parts"] or [c.jacobian(*states[c.space]) for c in self.constraints]
+        maps: dict[str, np.ndarray | None] = {"design": None}
+        jac = []
+        for c, Jc in zip(self.constraints, parts, strict=True):       # Jc: (M, m, 3, n)
+            if c.space not in maps:
+                Jm = self.space.jacobian(c.space, *design, self._pos_scale)
+                if Jm is not None:
+                    # Outputs beyond reach are NaN; the rows that read them are flagged, and
+                    # the other rows do not depend on them.
+                    Jm[~np.isfinite(Jm)] = 0.0
+                maps[c.space] = Jm
+            if maps[c.space] is not None:
+                Jc = np.einsum("kraj,kajbi->krbi", Jc, maps[c.space])
+            jac.append(Jc)
         J = np.concatenate(jac, axis=1)
-        J[unreachable] = 0.0
-        return g, J
+        J[cache["unreachable"]] = 0.0
+        return J
 
     def constraints_value(self, x: np.ndarray) -> np.ndarray:
         """Aggregated constraints (m,), feasible when every entry is ≤ 0."""
