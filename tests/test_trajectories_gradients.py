@@ -121,7 +121,7 @@ def test_lever_map_jacobian_closed_form():
     xdd = rng.uniform(-1000, 1000, (6, 3))
     J = space.jacobian("basis", x, xd, xdd, scale=lim.upper - lim.lower)
     q, v, _ = space.basis_state(x, xd, xdd)
-    gain = space.gain
+    gain = robot.transmission.increments_per_turn / (2 * np.pi)      # increments per rad
     for j, drive in enumerate(robot.transmission.drives):
         _, gp, gpp = drive.evaluate(q[:, j])
         for k in range(3):

@@ -193,19 +193,19 @@ def _offset_range(robot: Robot, space: DesignSpace, s: DesignSettings
     use_own = s.joint_limits if space.is_basis else s.actuator_limits
     if not use_own:
         lo[:], hi[:] = -np.inf, np.inf
-    for j, drive in enumerate(trans.drives):
-        if not use_other or trans.coupling is not None:
-            break
-        a, b = other.lower[j], other.upper[j]
-        if not (np.isfinite(a) and np.isfinite(b)):
-            continue
-        if space.is_basis:         # NaN for a limit beyond the drive's reach
-            ends = drive.inverse(np.array([a, b]), strict=False)
-        else:
-            ends = drive.evaluate(np.array([a, b]))[0] * space.gain[j] + space.zero[j]
-        if not np.all(np.isfinite(ends)):
-            continue
-        a2, b2 = np.min(ends), np.max(ends)
+    # The positions the other space's limits allow, in design units (2, n); NaN where there
+    # is no such range or a limit lies beyond the drive's reach.
+    ends = np.full((2, space.n), np.nan)
+    if use_other and trans.coupling is None:
+        for j, drive in enumerate(trans.drives):
+            pair = np.array([other.lower[j], other.upper[j]])
+            if np.all(np.isfinite(pair)):
+                ends[:, j] = (drive.inverse(pair, strict=False) if space.is_basis
+                              else drive.evaluate(pair)[0])
+        if space.unit == "increments":
+            ends = trans.to_increments(ends)
+    for j in np.flatnonzero(np.isfinite(ends).all(axis=0)):
+        a2, b2 = np.min(ends[:, j]), np.max(ends[:, j])
         if max(lo[j], a2) >= min(hi[j], b2):
             name = space.names[j]
             raise TrajectoryError(

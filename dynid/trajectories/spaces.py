@@ -59,12 +59,6 @@ class DesignSpace:
         self.robot, self.space, self.unit = robot, space, unit
         self.names = robot.joint_names if space == "basis" else robot.actuator_names
         self.n = robot.n
-        # Design units per SI unit, and the design reading at SI zero, per coordinate.
-        if unit == "increments":
-            self.gain = trans.increments_per_turn / (2 * np.pi)
-            self.zero = trans.zero_increments.astype(float)
-        else:
-            self.gain, self.zero = np.ones(self.n), np.zeros(self.n)
         self.units = tuple(self._unit_label(j) for j in range(self.n))
 
     def _unit_label(self, j: int) -> str:
@@ -81,12 +75,12 @@ class DesignSpace:
 
     # Unit conversion (actuator space) ----------------------------------------------------
     def to_si(self, x, xd, xdd):
-        g = self.gain
-        return (x - self.zero) / g, xd / g, xdd / g
-
-    def from_si(self, x, xd, xdd):
-        g = self.gain
-        return x * g + self.zero, xd * g, xdd * g
+        """Actuator states in SI units (rad) of design states."""
+        if self.unit == "si":
+            return x, xd, xdd
+        trans = self.robot.transmission
+        return (trans.from_increments(x), trans.from_increments(xd, derivative=True),
+                trans.from_increments(xdd, derivative=True))
 
     # Maps ------------------------------------------------------------------------------------
     def basis_state(self, x, xd, xdd, *, strict: bool = True):
@@ -116,9 +110,13 @@ class DesignSpace:
         """The limits that live in the design space itself, in design units."""
         if self.is_basis:
             return self.robot.limits
-        lim, g = self.robot.actuator_limits, self.gain
-        return Limits(lim.lower * g + self.zero, lim.upper * g + self.zero,
-                      lim.velocity * g, lim.acceleration * g, lim.effort)
+        lim = self.robot.actuator_limits
+        if self.unit == "si":
+            return lim
+        trans = self.robot.transmission
+        return Limits(trans.to_increments(lim.lower), trans.to_increments(lim.upper),
+                      trans.to_increments(lim.velocity, derivative=True),
+                      trans.to_increments(lim.acceleration, derivative=True), lim.effort)
 
     def jacobian(self, target: str, x, xd, xdd, scale: np.ndarray) -> np.ndarray | None:
         """Per-sample Jacobian (N, 3, n, 3, n) of the map to ``target`` (``"basis"`` or
