@@ -195,25 +195,20 @@ def simulate(robot: Robot, theta: np.ndarray, reference: Reference | FourierRefe
     substeps = max(1, int(loops.substeps))
     h = dt / substeps
     tau = 1.0 / (2 * np.pi * loops.current_bandwidth)
-    if loops.encoder_increments is not None:
-        encoder = 2 * np.pi / np.broadcast_to(float(loops.encoder_increments), (n,))
-    elif trans.increments_per_turn is not None:
-        encoder = 2 * np.pi / trans.increments_per_turn
-    else:
-        encoder = np.full(n, 2 * np.pi / 2.0**16)
+    encoder = (2 * np.pi / np.broadcast_to(float(loops.encoder_increments), (n,))
+               if loops.encoder_increments is not None else _default_step(robot, "actuator"))
+    # The reference on the motor side at every control period, evaluated at once.
+    ref_q_m, ref_v_m = trans.actuator_state(*reference(np.arange(n_steps) * dt))[:2]
     q_m0, v_m0, _, _ = trans.actuator_state(q, v, np.zeros_like(q))
     prev = _quantize(q_m0 - v_m0 * dt, encoder)
     n_rec = (n_steps + record_every - 1) // record_every
     rec = {k: np.empty((n_rec, runs, n)) for k in ("q", "v", "a", "u", "pos", "y")}
     for k in range(n_steps):
-        t = k * dt
         q_m = trans.actuator_state(q, v, np.zeros_like(q))[0]
         q_meas = _quantize(q_m + noise.position_std * rng.standard_normal(q.shape), encoder)
         v_meas = (q_meas - prev) / dt
         prev = q_meas
-        qr, vr, ar = reference(np.array([t]))
-        qr_m, vr_m, _, _ = trans.actuator_state(qr, vr, ar)
-        error = vr_m + kp * (qr_m - q_meas) - v_meas
+        error = ref_v_m[k] + kp * (ref_q_m[k] - q_meas) - v_meas
         command = kv * (error + ki * (integral + error * dt))
         u = np.clip(command, -limit, limit)
         integral = np.where(u == command, integral + error * dt, integral)  # anti-windup

@@ -71,14 +71,17 @@ class Dynamics:
         vs[:, n + 1] = v
         as_ = np.zeros((N, n + 2, n))
         as_[:, :n] = eye
-        y = self.regressor.predict(qs, vs.reshape(-1, n), as_.reshape(-1, n), self.theta)
+        # The states are valid (q and v were checked): no second check of the larger batch.
+        y = np.empty((N * (n + 2), n))
+        for sl, Y in self.regressor._chunks(qs, vs.reshape(-1, n), as_.reshape(-1, n)):
+            y[sl] = Y @ self.theta
         y = y.reshape(N, n + 2, n)
         M = np.swapaxes(y[:, :n] - y[:, n:n + 1], 1, 2)
         return M, y[:, n + 1]
 
     def mass_matrix(self, q: np.ndarray) -> np.ndarray:
         """``M(q)`` (N, n, n): output produced by unit accelerations at rest (gravity removed)."""
-        q = _validate.batch(q, "q", self.n)
+        q = np.asarray(q, dtype=float)
         return self.terms(q, np.zeros_like(q))[0]
 
     def bias(self, q: np.ndarray, v: np.ndarray) -> np.ndarray:
