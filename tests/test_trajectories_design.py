@@ -14,8 +14,10 @@ from dynid.models import Limits, Regressor, Robot, base_parameters, random_robot
 from dynid.trajectories import (
     CartesianBox,
     DesignSettings,
+    DesignSpace,
     FourierTrajectory,
     basis_motion,
+    build_constraints,
     check,
     design_excitation,
     get_optimizer,
@@ -257,6 +259,32 @@ def test_infeasible_trajectory_names_limit_coordinate_and_time(panda):
     with pytest.raises(TrajectoryError, match=r"joint3: velocity reaches -3 rad/s at t = 1\.25 "
                        r"s, below the joint limit ±2\.175 rad/s"):
         report.raise_if_violated()
+
+
+def test_shrink_to_the_largest_feasible_factor(panda):
+    """v_3 = 3 sin(6ωt) rad/s peaks at 3 rad/s on the dense grid (t = 1.25 s), a_3 at 18ω·3
+    rad/s²: the largest feasible scaling of the oscillation is the smaller of the two
+    limit ratios, and the offsets are kept."""
+    from dynid.trajectories.feasibility import largest_factor, shrink
+
+    C = np.zeros((7, 13))
+    C[:, 0] = (panda.limits.lower + panda.limits.upper) / 2
+    C[2, 12] = 3.0
+    traj = FourierTrajectory(C, 0.1, panda.joint_names)
+    w = 2 * np.pi * 0.1
+    expected = min(panda.limits.velocity[2] / 3.0, panda.limits.acceleration[2] / (18 * w))
+    limits = build_constraints(panda, DesignSpace(panda))
+    out, report, factor = shrink(traj, panda, limits)
+    assert expected - 2e-6 <= factor <= expected
+    assert report.feasible and report.margin == check(out, panda).margin
+    np.testing.assert_array_equal(out.coefficients, traj.scaled(factor).coefficients)
+    np.testing.assert_array_equal(out.offsets, traj.offsets)
+    assert shrink(out, panda, limits)[2] == 1.0
+    # The bisection itself, on tests with known answers.
+    assert largest_factor(lambda f: f <= 0.37, tol=1e-9) == pytest.approx(0.37, abs=1e-9)
+    assert largest_factor(lambda f: f <= 123.4, steps=60, grow=True) == pytest.approx(123.4)
+    assert largest_factor(lambda f: True) == 1.0
+    assert largest_factor(lambda f: f < 0) is None
 
 
 def test_fixed_coordinate_outside_its_limits(panda):

@@ -17,7 +17,7 @@ from ..models import BaseParameters, Regressor, Robot, base_parameters
 from ..models.base import independent_columns
 from .constraints import Constraint, dense_times
 from .criteria import Criterion, Information, make_criterion, noise_whitener
-from .feasibility import DENSE_SAMPLES, build_constraints, check
+from .feasibility import DENSE_SAMPLES, build_constraints, check, largest_factor
 from .fourier import FourierTrajectory
 from .parametrization import Parametrization
 from .problem import ExcitationProblem
@@ -71,20 +71,9 @@ class Assembly:
         """x with its oscillation scaled about the offsets by the largest factor ≤ 1 that
         satisfies every constraint on the grid (x itself when it does); ``None`` when the
         offsets alone do not."""
-        problem = self.problem
-        if problem.grid_violation(x) <= 0:
-            return x
-        still = self.param.at_rest(x)
-        if problem.grid_violation(still) > 0:
-            return None
-        lo, hi = 0.0, 1.0
-        for _ in range(40):
-            mid = (lo + hi) / 2
-            lo, hi = (mid, hi) if problem.grid_violation(still + mid * (x - still)) <= 0 \
-                else (lo, mid)
-            if hi - lo < 1e-7:
-                break
-        return still + lo * (x - still)
+        factor = largest_factor(lambda f: self.problem.grid_violation(
+            self.param.scaled(x, f)) <= 0, tol=1e-7)
+        return None if factor is None else self.param.scaled(x, factor)
 
 
 def assemble(robot: Robot, settings: DesignSettings,
@@ -230,23 +219,15 @@ def _feasible_start(asm: Assembly, rng: np.random.Generator, attempts: int = 30
     worst = None
     for attempt in range(attempts):
         x = param.random(rng, offset_spread=0.5 if attempt < attempts // 2 else 0.0)
+        alpha = largest_factor(lambda f, x=x: problem.grid_violation(param.scaled(x, f)) <= 0,
+                               steps=30, grow=True)
         still = param.at_rest(x)
-        if problem.grid_violation(still) > 0:
+        if alpha is None:               # the offsets alone fail
             worst = still if worst is None else worst
             continue
         worst = still
-
-        def ok(alpha: float, still=still, x=x) -> bool:
-            return problem.grid_violation(still + alpha * (x - still)) <= 0
-
-        lo, hi = 0.0, 1.0
-        while ok(hi) and hi < 1e6:
-            lo, hi = hi, 2 * hi
-        for _ in range(30):
-            mid = (lo + hi) / 2
-            lo, hi = (mid, hi) if ok(mid) else (lo, mid)
-        if lo > 0:
-            return still + 0.9 * lo * (x - still)
+        if alpha > 0:
+            return param.scaled(x, 0.9 * alpha)
     report = check(asm.trajectory(worst), asm.robot, asm.constraints, per_period=8)
     report.raise_if_violated("limits exclude every trajectory: holding still at the allowed "
                              "offsets")

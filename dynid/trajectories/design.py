@@ -154,9 +154,10 @@ def _design(robot: Robot, s: DesignSettings, previous: Sequence[Information],
             checked = shrink(asm.trajectory(x), robot, asm.constraints, per_period=asm.dense)
             if checked is None:
                 continue
-            v = problem.objective(param.variables(checked[0].coefficients))
+            trajectory, report, factor = checked
+            v = problem.objective(param.scaled(x, factor))
             if v < value:
-                value, accepted = v, checked
+                value, accepted = v, (trajectory, report)
         if accepted is not None and (best is None or value < best[0]):
             best = (value, *accepted)
         score = np.inf if accepted is None else criterion.score(

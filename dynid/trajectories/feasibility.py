@@ -10,7 +10,7 @@ trajectory in its own space scales with that factor, the offsets themselves bein
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -27,7 +27,7 @@ from .constraints import (
 from .fourier import FourierTrajectory
 from .spaces import DesignSpace, basis_motion
 
-__all__ = ["build_constraints", "check", "evaluate", "shrink"]
+__all__ = ["build_constraints", "check", "evaluate", "largest_factor", "shrink"]
 
 #: Dense check: samples per period, unless a design asks for more.
 DENSE_SAMPLES = 4000
@@ -104,25 +104,42 @@ def check(trajectory: FourierTrajectory, robot: Robot,
     return Report(tuple(worst_points(t, values, rows)), len(t))
 
 
-def shrink(trajectory: FourierTrajectory, robot: Robot, constraints: Sequence[Constraint], *,
-           per_period: int = DENSE_SAMPLES, steps: int = 40
-           ) -> tuple[FourierTrajectory, Report] | None:
-    """The trajectory with its oscillation scaled by the largest factor ≤ 1 (to 1e-6) that
-    passes the dense check, and that check; ``None`` when even the offsets alone fail."""
-    report = check(trajectory, robot, constraints, per_period=per_period)
-    if report.feasible:
-        return trajectory, report
-    still = trajectory.scaled(0.0)
-    if not check(still, robot, constraints, per_period=per_period).feasible:
+def largest_factor(feasible: Callable[[float], bool], *, steps: int = 40, tol: float = 0.0,
+                   grow: bool = False) -> float | None:
+    """The largest factor in [0, 1] (in [0, ∞) with ``grow``) at which ``feasible`` holds,
+    for a test that holds from 0 up to some factor and fails beyond: 1 when it holds at 1
+    (without ``grow``), else bisection for ``steps`` halvings or until the bracket is below
+    ``tol`` (with ``grow``, after doubling 1 while it holds, up to 1e6). ``None`` when it
+    fails at 0."""
+    if not grow and feasible(1.0):
+        return 1.0
+    if not feasible(0.0):
         return None
     lo, hi = 0.0, 1.0
+    while grow and hi < 1e6 and feasible(hi):
+        lo, hi = hi, 2 * hi
     for _ in range(steps):
         mid = (lo + hi) / 2
-        if check(trajectory.scaled(mid), robot, constraints, per_period=per_period).feasible:
-            lo = mid
-        else:
-            hi = mid
-        if hi - lo < 1e-6:
+        lo, hi = (mid, hi) if feasible(mid) else (lo, mid)
+        if hi - lo < tol:
             break
-    out = trajectory.scaled(lo)
-    return out, check(out, robot, constraints, per_period=per_period)
+    return lo
+
+
+def shrink(trajectory: FourierTrajectory, robot: Robot, constraints: Sequence[Constraint], *,
+           per_period: int = DENSE_SAMPLES, steps: int = 40
+           ) -> tuple[FourierTrajectory, Report, float] | None:
+    """The trajectory with its oscillation scaled by the largest factor ≤ 1 (to 1e-6) that
+    passes the dense check, that check, and the factor; ``None`` when even the offsets alone
+    fail."""
+    reports: dict[float, Report] = {}
+
+    def passes(factor: float) -> bool:
+        reports[factor] = check(trajectory.scaled(factor), robot, constraints,
+                                per_period=per_period)
+        return reports[factor].feasible
+
+    factor = largest_factor(passes, steps=steps, tol=1e-6)
+    if factor is None:
+        return None
+    return trajectory.scaled(factor), reports[factor], factor

@@ -130,6 +130,12 @@ class Parametrization:
         out[::per] = x[::per]
         return out
 
+    def scaled(self, x: np.ndarray, factor: float) -> np.ndarray:
+        """The variables of x with every harmonic scaled by ``factor``: the oscillation of
+        each coordinate scaled about its offset (see :meth:`FourierTrajectory.scaled`)."""
+        still = self.at_rest(x)
+        return still + factor * (x - still)
+
     def random(self, rng: np.random.Generator, offset_spread: float = 0.5) -> np.ndarray:
         """Random variables: offsets uniform within ``offset_spread`` of the allowed range,
         scaled amplitudes of harmonic k normal with standard deviation 1/k (projected on the
