@@ -113,6 +113,10 @@ class Criterion(ABC):
     def score(self, W: np.ndarray) -> float:
         """The criterion's value as it is reported (a condition number, or ``−log det``)."""
 
+    @abstractmethod
+    def score_of(self, value: float, b: int) -> float:
+        """The reported value of an objective value (of a regressor with b columns)."""
+
 
 class ConditionNumber(Criterion):
     """Condition number of the column-scaled base regressor (objective: its logarithm).
@@ -191,6 +195,10 @@ class ConditionNumber(Criterion):
         hi, lo, _ = self._extremes(self._rows(W)[3], gradient=False)
         return float(hi / lo) if lo > 0 else np.inf
 
+    def score_of(self, value, b):
+        """``cond = exp(log cond)``."""
+        return float(np.exp(value))
+
     def objective(self, W, gradient=True):
         Wf, d, extremes, rows = self._rows(W)
         hi, lo, G_rows = self._extremes(rows, gradient)
@@ -228,7 +236,11 @@ class DOptimal(Criterion):
 
     def score(self, W):
         """``−log det(w WᵀW + M_0)``."""
-        return self.objective(W, gradient=False)[0] * W.shape[-1]
+        return self.score_of(self.objective(W, gradient=False)[0], W.shape[-1])
+
+    def score_of(self, value, b):
+        """``−log det = b · (−log det / b)``."""
+        return float(value * b)
 
     def objective(self, W, gradient=True):
         """``−log det(w WᵀW + M_0) / b`` and its gradient."""

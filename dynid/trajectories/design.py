@@ -140,7 +140,7 @@ def _design(robot: Robot, s: DesignSettings, previous: Sequence[Information],
     for start in range(s.starts):
         x0 = asm.start(rng)
         tracker = _Tracker(problem, bar, start * s.max_iterations, s.max_iterations,
-                           criterion.name, best[0] if best else np.inf)
+                           best[0] if best else np.inf)
         result = optimizer.minimize(Problem(
             x0, param.lower, param.upper, tracker.objective, tracker.gradient,
             problem.constraints_value, problem.constraints_jacobian, problem.n_constraints))
@@ -160,10 +160,8 @@ def _design(robot: Robot, s: DesignSettings, previous: Sequence[Information],
                 value, accepted = v, (trajectory, report)
         if accepted is not None and (best is None or value < best[0]):
             best = (value, *accepted)
-        score = np.inf if accepted is None else criterion.score(
-            problem.regressor_at(param.variables(accepted[0].coefficients)))
-        summaries.append(StartSummary(float(score), result.iterations, result.status,
-                                      accepted is not None))
+        summaries.append(StartSummary(criterion.score_of(value, len(asm.columns)),
+                                      result.iterations, result.status, accepted is not None))
     bar.close()
     if best is None:
         raise SolverError(f"none of the {s.starts} starts gave a trajectory that passes the "
@@ -174,7 +172,7 @@ def _design(robot: Robot, s: DesignSettings, previous: Sequence[Information],
     cond = condition_numbers(W)
     rank = int(np.linalg.matrix_rank(W.reshape(-1, W.shape[-1]) / np.maximum(
         np.linalg.norm(W.reshape(-1, W.shape[-1]), axis=0), 1e-300)))
-    score = float(criterion.score(problem.regressor_at(param.variables(traj.coefficients))))
+    score = criterion.score_of(value, len(asm.columns))
     return Design(traj, s, robot.name, score, cond, rank, len(asm.columns), asm.base.rank,
                   report, tuple(summaries), time.perf_counter() - t0)
 
@@ -184,9 +182,9 @@ class _Tracker:
     constraint on the grid."""
 
     def __init__(self, problem: ExcitationProblem, bar: Progress, offset: int, budget: int,
-                 name: str, best: float):
+                 best: float):
         self.problem, self.bar, self.offset, self.budget = problem, bar, offset, budget
-        self.name, self.best_value, self.best_x = name, np.inf, None
+        self.best_value, self.best_x = np.inf, None
         self.overall = best
         self.gradients = 0
 
@@ -199,7 +197,8 @@ class _Tracker:
     def gradient(self, x: np.ndarray) -> np.ndarray:
         self.gradients += 1
         best = min(self.best_value, self.overall)
-        shown = np.exp(best) if self.name == "condition" else best
+        criterion = self.problem.criterion
+        shown = criterion.score_of(best, len(self.problem.columns))
         self.bar.update(self.offset + min(self.gradients, self.budget),
-                        f"best {self.name} {shown:.4g}" if np.isfinite(best) else "")
+                        f"best {criterion.name} {shown:.4g}" if np.isfinite(best) else "")
         return self.problem.gradient(x)

@@ -117,11 +117,6 @@ class Parametrization:
         g = np.asarray(grad_coefficients)
         return g.reshape(*g.shape[:-2], -1) @ self.matrix
 
-    def variables(self, coefficients: np.ndarray) -> np.ndarray:
-        """Variables whose coefficients are closest (least squares) to ``coefficients``."""
-        r = (np.asarray(coefficients) - self.offset).ravel()
-        return np.linalg.lstsq(self.matrix, r, rcond=None)[0]
-
     def at_rest(self, x: np.ndarray) -> np.ndarray:
         """The variables of x with every harmonic set to zero: the constant trajectory at its
         offsets."""
