@@ -30,7 +30,7 @@ from ..errors import TrajectoryError
 from ..models import Limits, Robot
 
 __all__ = ["CartesianBox", "Constraint", "LimitConstraint", "Report", "Row", "Violation",
-           "dense_times"]
+           "dense_times", "row_bounds"]
 
 _QUANTITIES = ("position", "velocity", "acceleration")
 
@@ -77,14 +77,6 @@ class Constraint(ABC):
                             ) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`values` and :meth:`jacobian` together (one pass where they share work)."""
         return self.values(q, v, a), self.jacobian(q, v, a)
-
-    @property
-    def lower(self) -> np.ndarray:
-        return np.array([r.lower for r in self.rows])
-
-    @property
-    def upper(self) -> np.ndarray:
-        return np.array([r.upper for r in self.rows])
 
 
 class LimitConstraint(Constraint):
@@ -279,11 +271,15 @@ def margins(values: np.ndarray, lower: np.ndarray, upper: np.ndarray,
     return np.minimum(upper - values, values - lower) / scale
 
 
+def row_bounds(rows: Sequence[Row]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Lower bounds, upper bounds and normalizing scales of rows, (m,) each."""
+    return (np.array([r.lower for r in rows], dtype=float),
+            np.array([r.upper for r in rows], dtype=float),
+            np.array([r.scale for r in rows], dtype=float))
+
+
 def worst_points(t: np.ndarray, values: np.ndarray, rows: Sequence[Row]) -> list[Violation]:
-    lower = np.array([r.lower for r in rows])
-    upper = np.array([r.upper for r in rows])
-    scale = np.array([r.scale for r in rows])
-    m = margins(values, lower, upper, scale)
+    m = margins(values, *row_bounds(rows))
     m[np.isnan(m)] = -np.inf
     k = np.argmin(m, axis=0)
     cols = np.arange(len(rows))

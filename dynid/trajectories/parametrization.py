@@ -72,7 +72,8 @@ class Parametrization:
                     "file or fix the coordinate")
         self.center = np.where(np.isfinite(center), center, 0.0)
         offset_scale = np.where(np.isfinite(half), half, 1.0)
-        per = 1 + 2 * (nh - 1 if rest else nh)
+        #: Variables per free coordinate: its offset, then its μ and ν variables.
+        self.per = per = 1 + 2 * (nh - 1 if rest else nh)
         self.size = int(self.free.sum()) * per
         P = np.zeros((n, nc, self.size))
         lower, upper = np.full(self.size, -np.inf), np.full(self.size, np.inf)
@@ -121,8 +122,7 @@ class Parametrization:
         """The variables of x with every harmonic set to zero: the constant trajectory at its
         offsets."""
         out = np.zeros_like(x)
-        per = self.size // max(1, int(self.free.sum()))
-        out[::per] = x[::per]
+        out[::self.per] = x[::self.per]
         return out
 
     def scaled(self, x: np.ndarray, factor: float) -> np.ndarray:
@@ -137,9 +137,7 @@ class Parametrization:
         rest conditions when they apply)."""
         x = np.empty(self.size)
         k = np.arange(1, self.harmonics + 1)
-        per = self.size // max(1, int(self.free.sum()))
-        col = 0
-        for i, start in enumerate(range(0, self.size, per)):
+        for i, start in enumerate(range(0, self.size, self.per)):
             x[start] = rng.uniform(-offset_spread, offset_spread)
             col = start + 1
             for basis in self._weights[2 * i:2 * i + 2]:

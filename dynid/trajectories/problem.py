@@ -25,7 +25,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..models import Regressor
-from .constraints import Constraint
+from .constraints import Constraint, row_bounds
 from .criteria import Criterion
 from .feasibility import constraint_states
 from .fourier import fourier_basis
@@ -72,9 +72,7 @@ class ExcitationProblem:
         self._B = fourier_basis(criterion_times, h, w, ramp, steady)
         self._Bc = fourier_basis(constraint_times, h, w, ramp, steady)
         self.rows = [r for c in self.constraints for r in c.rows]
-        lo = np.array([r.lower for r in self.rows])
-        hi = np.array([r.upper for r in self.rows])
-        scale = np.array([r.scale for r in self.rows])
+        lo, hi, scale = row_bounds(self.rows)
         two = np.isfinite(lo) & np.isfinite(hi)
         mid = np.where(two, (lo + hi) / 2, 0.0)
         self._lo = np.where(two, mid - (1 - delta) * scale, lo + delta * scale)
@@ -83,8 +81,6 @@ class ExcitationProblem:
         self._pos_scale = np.maximum(np.abs(param.offset[:, 0]), 1.0)
         self._cache: dict = {}
         self._constraint_cache: dict = {}
-        self.evaluations = 0
-        self.gradients = 0
 
     @property
     def n_constraints(self) -> int:
@@ -109,19 +105,12 @@ class ExcitationProblem:
             self._cache = {"key": key, "design": design, "basis": basis, "W": W}
         return self._cache
 
-    def regressor_at(self, x: np.ndarray) -> np.ndarray | None:
-        """The (whitened) base regressor (N, n, b) at the criterion samples, ``None`` when a
-        mechanism cannot reach the states."""
-        return self._regressor(x)["W"]
-
     # Objective ---------------------------------------------------------------------------
     def objective(self, x: np.ndarray) -> float:
-        self.evaluations += 1
         W = self._regressor(x)["W"]
         return np.inf if W is None else self.criterion.objective(W, gradient=False)[0]
 
     def gradient(self, x: np.ndarray) -> np.ndarray:
-        self.gradients += 1
         cache = self._regressor(x)
         if cache["W"] is None:
             return np.zeros(self.param.size)

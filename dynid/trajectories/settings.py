@@ -128,14 +128,6 @@ class DesignSettings:
         """The ramp of the executed trajectory (0 unless ``boundary="ramp"``)."""
         return self.ramp if self.boundary == "ramp" else 0.0
 
-    def replace(self, **changes) -> DesignSettings:
-        """A copy with some settings changed (validated again)."""
-        unknown = set(changes) - {f.name for f in fields(self)}
-        if unknown:
-            raise TrajectoryError(f"unknown design settings {sorted(unknown)}; known ones are "
-                                  f"{[f.name for f in fields(self)]}")
-        return DesignSettings(**{**self.to_dict(), **changes})
-
     def to_dict(self) -> dict:
         out = asdict(self)
         out["cartesian"] = [b.to_dict() for b in self.cartesian]
