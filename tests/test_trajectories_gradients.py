@@ -79,6 +79,36 @@ def test_information_about_some_base_parameters():
     assert np.allclose(part.root, np.triu(part.root))
 
 
+def test_trajectory_information_over_several_chunks(panda):
+    """Σ Wᵀ Σ⁻¹ W of a trajectory recorded over more samples than one regressor chunk, with
+    a noise covariance, against the whitened rows stacked at once; adding information of a
+    few rows (fewer than the base parameters) adds the matrices."""
+    from dynid.trajectories import FourierTrajectory, trajectory_information
+
+    rng = np.random.default_rng(7)
+    C = 0.1 * rng.standard_normal((7, 9))
+    C[:, 0] = (panda.limits.lower + panda.limits.upper) / 2
+    traj = FourierTrajectory(C, 0.2, panda.joint_names)
+    cov = np.diag(rng.uniform(0.5, 2.0, 7)) + 0.1
+    info = trajectory_information(panda, traj, rate=250.0, noise=cov)
+    s = traj.sample(250.0)
+    reg = Regressor(panda)
+    assert len(s.t) > reg.chunk_size
+    base = base_parameters(reg)
+    L = np.linalg.cholesky(cov)
+    W = np.linalg.solve(L, reg(s.q, s.v, s.a)[:, :, base.independent]).reshape(-1, base.rank)
+    M = W.T @ W
+    np.testing.assert_allclose(info.matrix, M, rtol=1e-9, atol=1e-9 * np.abs(M).max())
+    np.testing.assert_allclose(info.column_min, W.min(axis=0), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(info.column_max, W.max(axis=0), rtol=1e-12, atol=1e-12)
+    assert info.samples == len(s.t)
+    few = Information.from_regressor(W[:5])
+    both = info + few
+    np.testing.assert_allclose(both.matrix, M + W[:5].T @ W[:5], rtol=1e-9,
+                               atol=1e-9 * np.abs(M).max())
+    assert both.samples == info.samples + 5
+
+
 def test_regressor_sensitivities_against_finite_differences():
     """⟨G, ∂W/∂x⟩ at single samples of a random robot with friction and gear motors, output
     current, against central differences of the criterion in each state."""

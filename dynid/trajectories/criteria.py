@@ -30,6 +30,7 @@ import numpy as np
 import scipy.linalg
 
 from .. import _validate
+from .._linalg import stack_triangular
 from ..errors import DataError, TrajectoryError
 
 __all__ = ["CRITERIA", "SCALINGS", "ConditionNumber", "Criterion", "DOptimal", "Information",
@@ -50,7 +51,7 @@ class Information:
     Attributes
     ----------
     root
-        ``R`` (b, b) upper triangular.
+        ``R`` (r, b) upper triangular, r = b (or the number of rows, when fewer).
     column_min, column_max
         Smallest and largest entry of each whitened base-regressor column (b,), for range
         scaling.
@@ -69,11 +70,12 @@ class Information:
         return self.root.T @ self.root
 
     def __add__(self, other: Information) -> Information:
-        if other.root.shape != self.root.shape:
-            raise DataError(f"information: expected {self.root.shape[0]} base parameters, "
-                            f"found {other.root.shape[0]}; combine experiments on one robot")
-        R = np.linalg.qr(np.vstack([self.root, other.root]), mode="r")
-        return Information(R, np.minimum(self.column_min, other.column_min),
+        b = self.root.shape[1]
+        if other.root.shape[1] != b:
+            raise DataError(f"information: expected {b} base parameters, found "
+                            f"{other.root.shape[1]}; combine experiments on one robot")
+        return Information(stack_triangular(self.root, other.root),
+                           np.minimum(self.column_min, other.column_min),
                            np.maximum(self.column_max, other.column_max),
                            self.samples + other.samples)
 

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._linalg import stack_triangular
 from ..models import BaseParameters, Regressor, Robot, base_parameters
 from .criteria import Information, noise_whitener
 from .fourier import FourierTrajectory
+from .sensitivity import base_regressor
 from .spaces import DesignSpace
 
 __all__ = ["trajectory_information"]
@@ -40,11 +42,12 @@ def trajectory_information(robot: Robot, trajectory: FourierTrajectory, *, rate:
     whitener = noise_whitener(noise, robot.n)
     samples = trajectory.sample(rate)
     q, v, a = space.basis_state(samples.q, samples.v, samples.a)
-    info = None
-    for _, Y in reg.chunks(q, v, a):            # compressed chunk by chunk: R of [R; W]
-        W = base.regressor(Y)
-        if whitener is not None:
-            W = np.matmul(whitener, W)
-        chunk = Information.from_regressor(W)
-        info = chunk if info is None else info + chunk
-    return info
+    b = base.rank
+    root = np.zeros((0, b))
+    low, high = np.full(b, np.inf), np.full(b, -np.inf)
+    for start in range(0, len(q), reg.chunk_size):     # R of [R; W_chunk], chunk by chunk
+        sl = slice(start, start + reg.chunk_size)
+        W = base_regressor(reg, base.independent, q[sl], v[sl], a[sl], whitener).reshape(-1, b)
+        root = stack_triangular(root, W)
+        low, high = np.minimum(low, W.min(axis=0)), np.maximum(high, W.max(axis=0))
+    return Information(root, low, high, len(q))
