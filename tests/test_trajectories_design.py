@@ -306,6 +306,27 @@ def test_shrink_to_the_largest_feasible_factor(panda):
     assert largest_factor(lambda f: f < 0) is None
 
 
+def test_units_of_a_prismatic_joint_behind_a_closure():
+    """The dVRK PSM's insertion is a prismatic joint (m) and its parallelogram a closure: the
+    insertion's limits and messages read m and m/s, the other joints' rad."""
+    psm = dynid.load_robot("dvrk_psm")
+    assert not psm.closure.is_identity
+    j = psm.joint_names.index("outer_insertion")
+    space = DesignSpace(psm)
+    assert space.units[j] == "m"
+    assert all(u == "rad" for i, u in enumerate(space.units) if i != j)
+    units = {(r.coordinate, r.quantity): r.unit for c in build_constraints(psm, space)
+             for r in c.rows if r.group == "joint limits"}
+    assert units["outer_insertion", "position"] == "m"
+    assert units["outer_insertion", "velocity"] == "m/s"
+    assert units["outer_pitch", "velocity"] == "rad/s"
+    C = np.zeros((psm.n, 3))
+    C[:, 0] = (psm.limits.lower + psm.limits.upper) / 2
+    C[j, 2] = 2 * psm.limits.velocity[j]       # ẋ = 2 v_max sin(ωt), at 5 Hz: ±22 mm
+    with pytest.raises(TrajectoryError, match=r"outer_insertion: velocity reaches .* m/s at t"):
+        check(FourierTrajectory(C, 5.0, psm.joint_names), psm).raise_if_violated()
+
+
 def test_fixed_coordinate_outside_its_limits(panda):
     with pytest.raises(TrajectoryError, match=r"limits exclude every trajectory.*joint4: "
                        r"position reaches 0\.5 rad at t = 0 s, above the joint limit "

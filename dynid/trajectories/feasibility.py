@@ -39,9 +39,8 @@ def build_constraints(robot: Robot, space: DesignSpace, *, joint_limits: bool = 
     """The constraints of a design in ``space``: the robot's joint limits and actuator limits
     (the finite ones; each in the units of the space it lives in) and Cartesian boxes."""
     out: list[Constraint] = []
-    basis_units = DesignSpace(robot, "basis").units
     if joint_limits:
-        out.append(LimitConstraint(robot.limits, robot.joint_names, basis_units,
+        out.append(LimitConstraint(robot.limits, robot.joint_names, robot.basis_units,
                                    "design" if space.is_basis else "basis", "joint limits",
                                    margin))
     if actuator_limits:

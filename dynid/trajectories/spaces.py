@@ -59,14 +59,12 @@ class DesignSpace:
         self.robot, self.space, self.unit = robot, space, unit
         self.names = robot.joint_names if space == "basis" else robot.actuator_names
         self.n = robot.n
-        self.units = tuple(self._unit_label(j) for j in range(self.n))
-
-    def _unit_label(self, j: int) -> str:
-        if self.unit == "increments":
-            return "inc"
-        if self.space == "basis" and self.robot.closure.is_identity:
-            return "m" if self.robot.tree.joint_types[j] == "prismatic" else "rad"
-        return "rad"
+        #: Position unit of each design coordinate: the basis coordinates' own (m or rad),
+        #: rad for the (rotary) motors, or encoder increments.
+        if unit == "increments":
+            self.units = ("inc",) * self.n
+        else:
+            self.units = robot.basis_units if space == "basis" else ("rad",) * self.n
 
     @property
     def is_basis(self) -> bool:
