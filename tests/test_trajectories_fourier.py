@@ -134,6 +134,13 @@ def test_file_errors(tmp_path):
     bad.write_text("{not json")
     with pytest.raises(TrajectoryError, match="not valid JSON"):
         load_trajectory(bad)
+    bad.write_text('{"format": "dynid-trajectory", "version": 1, "robot": "r"}')
+    with pytest.raises(TrajectoryError, match=r"bad\.json'.*expected a \"trajectory\" entry.*"
+                       "found none"):
+        load_trajectory(bad)
+    bad.write_text('{"format": "dynid-trajectory", "version": 1, "trajectory": [1, 2]}')
+    with pytest.raises(TrajectoryError, match=r"expected a \"trajectory\" entry.*found \[1, 2\]"):
+        load_trajectory(bad)
 
 
 @pytest.mark.parametrize(("kwargs", "match"), [

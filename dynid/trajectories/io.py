@@ -79,6 +79,10 @@ def read_trajectory_file(path: str | Path) -> TrajectoryFile:
     if data.get("version") != VERSION:
         raise TrajectoryError(f"trajectory file {str(path)!r}: version {data.get('version')!r} "
                               f"is not supported (expected {VERSION})")
+    if not isinstance(data.get("trajectory"), dict):
+        found = repr(data["trajectory"]) if "trajectory" in data else "none"
+        raise TrajectoryError(f"trajectory file {str(path)!r}: expected a \"trajectory\" entry "
+                              f"with the coefficients, found {found}")
     settings = data.get("settings")
     return TrajectoryFile(FourierTrajectory.from_dict(data["trajectory"]),
                           None if settings is None else DesignSettings.from_dict(settings),
