@@ -41,10 +41,12 @@ def ariane_case():
     robot = smooth_coulomb(dynid.load_robot("ariane"), joint=0.02, motor=100.0)
     theta = true_parameters(robot, np.random.default_rng(0))
     noise = SensorNoise(output_std=0.02, output_step=0.001)
-    ref = FourierReference.random(robot, harmonics=5, frequency=0.1, ramp=2.0, seed=1)
+    ref = FourierReference.random(robot, harmonics=5, frequency=0.1, ramp=2.0, periods=2,
+                                  seed=1)
     sim = simulate(robot, theta, ref, 20.0, control_rate=200, space="actuator", noise=noise,
                    runs=RUNS, seed=2)
-    other = FourierReference.random(robot, harmonics=5, frequency=0.1, ramp=2.0, seed=7)
+    other = FourierReference.random(robot, harmonics=5, frequency=0.1, ramp=2.0, periods=2,
+                                  seed=7)
     val = simulate(robot, theta, other, 15.0, control_rate=200, space="actuator", noise=noise,
                    seed=3)
     return robot, theta, sim, val.measured[0], dynid.base_parameters(robot)

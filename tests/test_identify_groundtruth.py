@@ -36,7 +36,7 @@ from dynid.identify import (
 )
 from dynid.identify.data import decimation_filter
 from dynid.models import random_robot
-from dynid.trajectories import FourierTrajectory
+from dynid.trajectories import FourierTrajectory, check
 
 RUNS = 5
 NOISE = 0.05  # N·m, torque sensor noise
@@ -67,6 +67,30 @@ def test_smoothing_changes_only_the_coulomb_sign():
     others = np.setdiff1d(np.arange(len(params)), params.where(kind="fc"))
     np.testing.assert_array_equal(Y0[..., others], Y1[..., others])
     np.testing.assert_allclose(Y1[1], Y0[1], rtol=1e-12)  # fast: the sign itself
+
+
+@pytest.mark.parametrize("name,options", [("panda", {"frequency": 0.2}),
+                                          ("ariane", {"frequency": 0.1, "ramp": 2.0})])
+def test_random_reference_uses_the_limits(name, options):
+    """Every coordinate of a random reference reaches 70 % of the limit it meets first,
+    its own or its actuator's (gears on the Panda, lever actuators on Ariane), and no limit
+    beyond that; the dense check of the trajectories agrees."""
+    robot = dynid.load_robot(name)
+    ref = FourierReference.random(robot, harmonics=5, fill=0.7, seed=1, **options)
+    assert check(ref, robot).margin >= 0.3 - 1e-6
+    q, v, a = ref(np.linspace(0.0, 2 * ref.ramp + ref.period, 20001))
+    q_m, v_m, a_m, _ = robot.transmission.actuator_state(q, v, a)
+
+    def use(x, xd, xdd, lim):
+        finite = np.isfinite(lim.lower) & np.isfinite(lim.upper)
+        lower, upper = np.where(finite, lim.lower, -1.0), np.where(finite, lim.upper, 1.0)
+        mid, half = (lower + upper) / 2, np.where(finite, (upper - lower) / 2, np.inf)
+        return np.max([np.abs(x - mid).max(0) / half, np.abs(xd).max(0) / lim.velocity,
+                       np.abs(xdd).max(0) / lim.acceleration], axis=0)
+
+    joint, actuator = use(q, v, a, robot.limits), use(q_m, v_m, a_m, robot.actuator_limits)
+    np.testing.assert_allclose(np.maximum(joint, actuator), 0.7, rtol=2e-3)
+    assert np.all(np.maximum(joint, actuator) <= 0.7 * (1 + 1e-5))  # the dense check's grid
 
 
 def test_panda_without_noise_recovers_the_base_parameters(panda_case):
@@ -122,7 +146,7 @@ def test_random_robot_with_gear_motors_and_current_output():
     robot = random_robot(3, seed=5, friction=True, motors=True, output="current",
                          smoothing=0.05)
     theta = true_parameters(robot, np.random.default_rng(0))
-    ref = FourierReference.random(robot, harmonics=4, frequency=0.5, seed=2)
+    ref = FourierReference.random(robot, harmonics=4, frequency=0.5, periods=3, seed=2)
     sim = simulate(robot, theta, ref, 8.0, control_rate=500, space="actuator", runs=4, seed=1,
                    noise=SensorNoise(output_std=0.02, output_step=0.001))
     base = dynid.base_parameters(robot)

@@ -1,137 +1,113 @@
-"""A simple periodic reference for simulations: a Fourier series per coordinate.
+"""A random periodic reference for simulations: a Fourier excitation of the basis coordinates.
 
-``q_i(t) = q0_i + s(t) Σ_k (a_ki sin(k ω t) + b_ki cos(k ω t))`` with ``ω = 2π f`` and an
-optional ramp ``s`` (a quintic step from 0 to 1 over ``ramp`` seconds) so the motion starts at
-rest. Velocities and accelerations are analytic. Any callable ``t → (q, v, a)`` can replace it in
-:func:`~dynid.identify.simulate.simulate`, e.g. an optimized excitation from
-:mod:`dynid.trajectories` sampled the same way.
+:class:`FourierReference` is a :class:`~dynid.trajectories.fourier.FourierTrajectory` of the
+robot's basis coordinates in SI units (an offset and harmonics per coordinate, amplitudes
+ramped in and out over ``ramp`` seconds, so the motion starts and ends at rest), callable as
+``t → (q, v, a)``. :meth:`FourierReference.random` draws its coefficients and fits them to the
+robot's limits with the dense feasibility check of :mod:`dynid.trajectories`. Any callable
+``t → (q, v, a)``, or an optimized excitation from :mod:`dynid.trajectories`, can replace it in
+:func:`~dynid.identify.simulate.simulate`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
 
 import numpy as np
 
 from ..errors import DataError
 from ..models import Robot
+from ..trajectories.feasibility import build_constraints, evaluate, shrink
+from ..trajectories.fourier import FourierTrajectory
+from ..trajectories.spaces import DesignSpace
 
 __all__ = ["FourierReference"]
 
 
-def _smoothstep(t: np.ndarray, ramp: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    if ramp <= 0:
-        one = np.ones_like(t)
-        return one, 0 * one, 0 * one
-    x = np.clip(t / ramp, 0.0, 1.0)
-    inside = (t > 0) & (t < ramp)
-    s = x**3 * (10 - 15 * x + 6 * x * x)
-    ds = np.where(inside, 30 * x * x * (1 - x) ** 2 / ramp, 0.0)
-    dds = np.where(inside, 60 * x * (1 - x) * (1 - 2 * x) / ramp**2, 0.0)
-    return s, ds, dds
-
-
-@dataclass(frozen=True)
-class FourierReference:
-    """A Fourier-series trajectory in basis coordinates.
+class FourierReference(FourierTrajectory):
+    """A Fourier trajectory of a robot's basis coordinates (SI units), callable.
 
     Parameters
     ----------
-    offset
-        Mean position per coordinate (n,).
-    sine, cosine
-        Coefficients (K, n) of ``sin(k ω t)`` and ``cos(k ω t)``, k = 1..K.
-    frequency
-        Fundamental frequency, Hz; the period is ``1 / frequency``.
-    ramp
-        Seconds over which the amplitudes rise from zero (0: none).
+    coefficients, frequency, names, ramp, periods
+        As in :class:`~dynid.trajectories.fourier.FourierTrajectory`: per coordinate
+        ``[x0, μ_1 … μ_nh, ν_1 … ν_nh]`` (``μ, ν`` velocity amplitudes), the fundamental
+        frequency in Hz, the basis coordinate names, the ramp duration (s) and the whole
+        periods between the ramps (after them the motion rests at the offsets).
     """
 
-    offset: np.ndarray
-    sine: np.ndarray
-    cosine: np.ndarray
-    frequency: float
-    ramp: float = 0.0
-
-    def __post_init__(self) -> None:
-        if not self.frequency > 0:
-            raise DataError(f"frequency: expected a value > 0 Hz, found {self.frequency}")
-        sine, cosine = np.atleast_2d(self.sine), np.atleast_2d(self.cosine)
-        if sine.shape != cosine.shape or sine.shape[1] != np.shape(self.offset)[0]:
-            raise DataError(f"sine and cosine: expected equal shapes (K, {len(self.offset)}), "
-                            f"found {sine.shape} and {cosine.shape}")
-
-    @property
-    def period(self) -> float:
-        return 1.0 / self.frequency
+    def __init__(self, coefficients: np.ndarray, frequency: float, names: Sequence[str], *,
+                 ramp: float = 0.0, periods: int = 1):
+        super().__init__(coefficients, frequency, names, ramp=ramp, periods=periods)
 
     def __call__(self, t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Positions, velocities and accelerations (N, n) at times ``t`` (N,)."""
-        t = np.atleast_1d(np.asarray(t, dtype=float))
-        K = self.sine.shape[0]
-        w = 2 * np.pi * self.frequency * np.arange(1, K + 1)
-        s, c = np.sin(np.outer(t, w)), np.cos(np.outer(t, w))
-        f = s @ self.sine + c @ self.cosine
-        df = (c * w) @ self.sine - (s * w) @ self.cosine
-        ddf = -(s * w * w) @ self.sine - (c * w * w) @ self.cosine
-        r, dr, ddr = (x[:, None] for x in _smoothstep(t, self.ramp))
-        return (self.offset + r * f, dr * f + r * df, ddr * f + 2 * dr * df + r * ddf)
-
-    def scaled(self, factor: np.ndarray | float) -> FourierReference:
-        """The same reference with every amplitude of each coordinate multiplied by
-        ``factor``."""
-        return FourierReference(self.offset, self.sine * factor, self.cosine * factor,
-                                self.frequency, self.ramp)
+        return self.evaluate(np.atleast_1d(np.asarray(t, dtype=float)))
 
     @classmethod
     def random(cls, robot: Robot, *, harmonics: int = 5, frequency: float = 0.2,
-               fill: float = 0.7, ramp: float | None = None, seed: int = 0) -> FourierReference:
-        """Random coefficients scaled so that positions, velocities and accelerations stay
-        within ``fill`` of the robot's limits (basis and actuator ones), checked on a dense
-        grid over the ramp and one period. The ramp defaults to one period."""
+               fill: float = 0.7, ramp: float | None = None, periods: int = 1,
+               seed: int = 0) -> FourierReference:
+        """Random coefficients (position amplitudes falling as 1/k with the harmonic k) about
+        the middle of the joint ranges, each coordinate scaled to use ``fill`` of the limits
+        it meets first: its own position (±π when unbounded), velocity and acceleration
+        limits, and those of the actuators it moves (through the transmission, about the
+        actuator state at the offsets). The result passes the dense check of every joint and
+        actuator limit narrowed to ``fill`` of its range. The ramp defaults to one period.
+        """
+        if not 0 < fill <= 1:
+            raise DataError(f"fill: expected a fraction in (0, 1], found {fill}")
         rng = np.random.default_rng(seed)
-        n = robot.n
-        lim = robot.limits
+        n, lim = robot.n, robot.limits
         lo = np.where(np.isfinite(lim.lower), lim.lower, -np.pi)
         hi = np.where(np.isfinite(lim.upper), lim.upper, np.pi)
+        ramp = 1.0 / frequency if ramp is None else ramp
+        # a_k sin(kωt) + b_k cos(kωt), written about t − ramp in velocity amplitudes (μ, ν).
         k = np.arange(1, harmonics + 1)[:, None]
-        ref = cls((lo + hi) / 2, rng.standard_normal((harmonics, n)) / k,
-                  rng.standard_normal((harmonics, n)) / k, frequency,
-                  1.0 / frequency if ramp is None else ramp)
-        t = np.linspace(0.0, ref.ramp + ref.period, 40 * harmonics * 8 + 1)
-        def use(ref):
-            q, v, a = ref(t)
-            ratio = np.max(np.stack([np.abs(q - ref.offset).max(0) / (fill * (hi - lo) / 2),
-                                     np.abs(v).max(0) / (fill * lim.velocity),
-                                     np.abs(a).max(0) / (fill * lim.acceleration)]), axis=0)
-            return np.maximum(ratio, _actuator_ratio(robot, q, v, a, ref.offset, fill))
+        a, b = rng.standard_normal((harmonics, n)) / k, rng.standard_normal((harmonics, n)) / k
+        w, phase = 2 * np.pi * frequency * k, 2 * np.pi * frequency * k * ramp
+        mu = w * (a * np.cos(phase) - b * np.sin(phase))
+        nu = -w * (a * np.sin(phase) + b * np.cos(phase))
+        ref = cls(np.column_stack([(lo + hi) / 2, mu.T, nu.T]), frequency, robot.joint_names,
+                  ramp=ramp, periods=periods)
 
-        for _ in range(30):  # the ramp and nonlinear drives make the use not quite linear
+        space = DesignSpace(robot, "basis")
+        actuators = build_constraints(robot, space, joint_limits=False, margin=1 - fill)
+        rest = np.zeros((1, n))
+        at_rest = evaluate(actuators, space, ref.offsets[None], rest, rest)[0][0]
+        rows = [r for c in actuators for r in c.rows]
+        # Room of each row about the state at rest (infinite for a one-sided position limit,
+        # left to the dense check).
+        mid = np.array([(r.lower + r.upper) / 2 if np.isfinite(r.lower + r.upper) else 0.0
+                        for r in rows])
+        room = np.array([(r.upper - r.lower) / 2 for r in rows]) - np.abs(at_rest - mid)
+        if np.any(room <= 0):
+            bad = rows[int(np.argmin(room))].coordinate
+            raise DataError(f"reference: the middle of the joint ranges puts actuator {bad} "
+                            f"outside {fill:.0%} of its range; check the joint and actuator "
+                            "limits")
+        # Which coordinates move the actuator of each row.
+        moves = robot.transmission.jacobian(ref.offsets[None])[0] != 0
+        owner = [robot.actuator_names.index(r.coordinate) for r in rows]
+        moved = moves[owner] if rows else np.zeros((0, n), dtype=bool)
+        # Scaled on a grid over the ramp and one period, then checked densely.
+        t = np.linspace(0.0, ramp + ref.period, 320 * harmonics + 1)
+
+        def use(ref: FourierReference) -> np.ndarray:
+            q, v, a = ref.evaluate(t)
+            joint = np.max([np.abs(q - ref.offsets).max(0) / ((hi - lo) / 2),
+                            np.abs(v).max(0) / lim.velocity,
+                            np.abs(a).max(0) / lim.acceleration], axis=0) / fill
+            values = evaluate(actuators, space, q, v, a)[0]
+            row = np.nan_to_num(np.abs(values - at_rest).max(0) / room, nan=2.0)
+            return np.max(np.vstack([joint, moved * row[:, None]]), axis=0)
+
+        for _ in range(30):  # nonlinear drives make the use not quite linear in the amplitude
             ratio = use(ref)
             ref = ref.scaled(1 / ratio)
             if np.all(np.abs(ratio - 1) < 1e-4):
                 break
-        return ref.scaled(1 / np.maximum(use(ref), 1.0))
-
-
-def _actuator_ratio(robot: Robot, q, v, a, offset, fill: float) -> np.ndarray:
-    """Per coordinate, the largest use of an actuator limit by the actuators it moves."""
-    lim = robot.actuator_limits
-    trans = robot.transmission
-    q_m, v_m, a_m, _ = trans.actuator_state(q, v, a)
-    zero = np.zeros((1, robot.n))
-    q_m0 = trans.actuator_state(offset[None], zero, zero)[0][0]
-    bounded = np.isfinite(lim.upper) & np.isfinite(lim.lower)
-    upper, lower = np.where(bounded, lim.upper, 1.0), np.where(bounded, lim.lower, -1.0)
-    half, centre = (upper - lower) / 2, (upper + lower) / 2
-    room = np.where(bounded, fill * half - np.abs(q_m0 - centre), np.inf)
-    if np.any(room <= 0):
-        j = int(np.argmin(room))
-        raise DataError(f"reference: the middle of the joint range puts actuator "
-                        f"{robot.actuator_names[j]} outside {fill:.0%} of its range; "
-                        "check the joint and actuator limits")
-    use = np.max(np.stack([np.abs(q_m - q_m0).max(0) / room,
-                           np.abs(v_m).max(0) / (fill * lim.velocity),
-                           np.abs(a_m).max(0) / (fill * lim.acceleration)]), axis=0)
-    coupling = np.ones((robot.n, robot.n)) if trans.coupling is not None else np.eye(robot.n)
-    return (coupling * use[:, None]).max(axis=0)
+        limits = build_constraints(robot, space, margin=1 - fill)
+        fitted = shrink(ref.scaled(1 / np.maximum(use(ref), 1.0) * (1 - 1e-9)), robot, limits)
+        return cls(fitted[0].coefficients, frequency, robot.joint_names, ramp=ramp,
+                   periods=periods)
