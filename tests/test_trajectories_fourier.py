@@ -48,25 +48,31 @@ def test_abdellatif_closed_form():
 
 
 @pytest.mark.parametrize("ramp", [0.0, 3.0])
-def test_derivatives_with_respect_to_coefficients(ramp):
-    """The basis matrices are the derivatives of q, q̇, q̈ with respect to each coefficient."""
+def test_basis_matrices_in_closed_form(ramp):
+    """The columns of B_q are 1, s(t) sin(kωτ)/(kω) and −s(t) cos(kωτ)/(kω) with τ = t − ramp
+    and s the quintic ramp 10u³ − 15u⁴ + 6u⁵ (1 between the ramps); B_v and B_a are their
+    time derivatives (central differences); ``evaluate`` is B c for every coordinate."""
     rng = np.random.default_rng(1)
     traj = random_trajectory(rng, n=2, ramp=ramp)
-    t = np.linspace(0, traj.duration, 97)
-    B = traj.basis(t)
-    base = traj.evaluate(t)
-    h = 1e-6
-    for j in range(traj.n):
-        for i in range(traj.coefficients.shape[1]):
-            C = traj.coefficients.copy()
-            C[j, i] += h
-            plus = traj.with_coefficients(C).evaluate(t)
-            C[j, i] -= 2 * h
-            minus = traj.with_coefficients(C).evaluate(t)
-            for k in range(3):
-                fd = (plus[k][:, j] - minus[k][:, j]) / (2 * h)
-                np.testing.assert_allclose(fd, B[k][:, i], atol=1e-8 * max(1, np.abs(fd).max()))
-                np.testing.assert_array_equal(plus[k][:, 1 - j], base[k][:, 1 - j])
+    h, w = traj.harmonics, traj.omega
+    t = np.linspace(1e-3, traj.duration - 1e-3, 97)
+    Bq, Bv, Ba = traj.basis(t)
+    if ramp > 0:
+        u = np.clip(np.minimum(t, traj.duration - t) / ramp, 0.0, 1.0)
+        s = 10 * u**3 - 15 * u**4 + 6 * u**5
+    else:
+        s = np.ones_like(t)
+    k = np.arange(1, h + 1) * w
+    tau = (t - ramp)[:, None]
+    np.testing.assert_allclose(Bq[:, 0], 1.0)
+    np.testing.assert_allclose(Bq[:, 1:h + 1], s[:, None] * np.sin(k * tau) / k, atol=1e-12)
+    np.testing.assert_allclose(Bq[:, h + 1:], -s[:, None] * np.cos(k * tau) / k, atol=1e-12)
+    dt = 1e-5
+    up, down = traj.basis(t + dt), traj.basis(t - dt)
+    np.testing.assert_allclose(Bv, (up[0] - down[0]) / (2 * dt), atol=1e-7 * np.abs(Bv).max())
+    np.testing.assert_allclose(Ba, (up[1] - down[1]) / (2 * dt), atol=1e-7 * np.abs(Ba).max())
+    for B, x in zip((Bq, Bv, Ba), traj.evaluate(t), strict=True):
+        np.testing.assert_allclose(x, B @ traj.coefficients.T, rtol=1e-12, atol=1e-12)
 
 
 def test_ramp_starts_and_ends_at_rest_and_joins_the_periodic_motion():
@@ -97,11 +103,14 @@ def test_sampling_at_a_drive_rate():
     s = traj.sample(250.0)
     assert s.t[0] == 0 and s.t[-1] == pytest.approx(traj.duration)
     np.testing.assert_allclose(np.diff(s.t), 1 / 250.0)
-    q, v, a = traj.evaluate(s.t)
-    np.testing.assert_array_equal(s.v, v)
-    np.testing.assert_array_equal(s.q, q)
-    np.testing.assert_array_equal(s.a, a)
-    assert s.names == traj.names
+    assert len(s.t) == round(traj.duration * 250.0) + 1
+    assert s.q.shape == s.v.shape == s.a.shape == (len(s.t), traj.n)
+    # The drives start and stop at rest at the offsets (the ramps' ends are sampled).
+    for end in (0, -1):
+        np.testing.assert_allclose(s.q[end], traj.offsets, atol=1e-12)
+        np.testing.assert_allclose(s.v[end], 0, atol=1e-12)
+        np.testing.assert_allclose(s.a[end], 0, atol=1e-12)
+    assert s.names == traj.names and (s.space, s.unit) == ("basis", "si")
     with pytest.raises(TrajectoryError, match="rate: expected a sample rate > 0"):
         traj.sample(0.0)
 
