@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 from dynid.cli import main
 from dynid.demo import run_demo
-from dynid.identify.system import LinearSystem
 
 
 def test_demo_pipeline_is_honest_and_reaches_the_noise_floor():
@@ -23,18 +20,6 @@ def test_demo_pipeline_is_honest_and_reaches_the_noise_floor():
     assert out["validation_consistent"] < 1.15 * floor
     assert out["validation_prior"] > 1.3 * floor
     assert any(line.startswith("excitation") for line in lines)
-
-
-def test_compressed_system_matches_dense_least_squares():
-    rng = np.random.default_rng(0)
-    W, y = rng.standard_normal((500, 8)), rng.standard_normal(500)
-    system = LinearSystem(8)
-    for start in range(0, 500, 37):
-        system.add(W[start:start + 37], y[start:start + 37])
-    theta, res, *_ = np.linalg.lstsq(W, y, rcond=None)
-    np.testing.assert_allclose(system.solve(), theta, rtol=1e-10)
-    np.testing.assert_allclose(system.residual_norm2(theta), res[0], rtol=1e-10)
-    np.testing.assert_allclose(system.residual_norm2(np.zeros(8)), y @ y, rtol=1e-10)
 
 
 def test_cli_info_and_errors(capsys):

@@ -211,10 +211,6 @@ class Recording:
         return self.positions.shape[1]
 
     @property
-    def duration(self) -> float:
-        return float(self.time[-1] - self.time[0])
-
-    @property
     def rate(self) -> float:
         """Sample rate in Hz, from the median sample interval."""
         return float(1.0 / np.median(np.diff(self.time)))
@@ -229,9 +225,9 @@ class Recording:
         """The recording restricted to some samples (a slice, indices or a boolean mask)."""
         def pick(x):
             return None if x is None else x[samples]
-        return self._derive(time=self.time[samples], positions=self.positions[samples],
-                            output=self.output[samples], velocities=pick(self.velocities),
-                            accelerations=pick(self.accelerations))
+        return self.with_signals(time=self.time[samples], positions=self.positions[samples],
+                                 output=self.output[samples], velocities=pick(self.velocities),
+                                 accelerations=pick(self.accelerations))
 
     def skip(self, n_samples: int) -> Recording:
         """The recording without its first ``n_samples`` samples."""
@@ -242,9 +238,6 @@ class Recording:
 
     def with_signals(self, **changes) -> Recording:
         """A copy with some signals replaced (SI units), e.g. filtered positions."""
-        return self._derive(**changes)
-
-    def _derive(self, **changes) -> Recording:
         # Values are SI already: keep the SI units. Saturation was reported once, unless new
         # limits are given.
         changes.setdefault("units", self.units)

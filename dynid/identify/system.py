@@ -9,13 +9,13 @@ not grow with the number of samples::
 
 Two forms:
 
-* :class:`LinearSystem` holds one stack of rows. Rows of a sample with several outputs
-  (m, n, p) can be weighted per output or whitened by a full output covariance as they are added.
 * :class:`JointSystem` keeps each sample's n output rows *side by side*, as one row
   ``[Y_1 … Y_n  y_1 … y_n]`` of length ``n (p + 1)``. Its factor holds every cross product
-  ``W_iᵀ W_j``, so any per-output weighting or full covariance can be applied afterwards
+  ``W_iᵀ W_j``, so a full output covariance can be applied afterwards
   (:meth:`JointSystem.system`), and per-output residuals and their covariance are available for
   any ``θ`` (:meth:`JointSystem.residual_covariance`), without a second pass over the data.
+* :class:`LinearSystem` is one stack of rows in compressed form, the triangular factor of
+  ``[W y]``: what :meth:`JointSystem.system` gives, and what the estimators solve.
 """
 
 from __future__ import annotations
@@ -28,83 +28,26 @@ from .._blas import single_threaded
 from .._linalg import stack_triangular
 from ..errors import DataError, SolverError
 
-__all__ = ["JointSystem", "LinearSystem", "whitening"]
-
-
-def whitening(n: int, *, weights: np.ndarray | None = None,
-              covariance: np.ndarray | None = None) -> np.ndarray | None:
-    """Matrix ``T`` (n, n) applied to each sample's outputs and rows: ``diag(weights)``, or
-    ``C⁻¹`` with ``C Cᵀ = covariance`` (so the whitened noise has unit covariance); ``None``
-    for no weighting."""
-    if weights is not None and covariance is not None:
-        raise DataError("give weights or a covariance, not both")
-    if weights is not None:
-        w = np.asarray(weights, dtype=float)
-        if w.shape != (n,) or not np.all(np.isfinite(w)) or np.any(w <= 0):
-            raise DataError(f"weights: expected {n} finite values > 0, one per output, "
-                            f"found {w}")
-        return np.diag(w)
-    if covariance is not None:
-        return _validate.whitener(covariance, "covariance", n)
-    return None
+__all__ = ["JointSystem", "LinearSystem"]
 
 
 class LinearSystem:
-    """A least-squares system accumulated in compressed form.
+    """A least-squares system ``W θ = y`` in compressed form.
 
     Parameters
     ----------
-    n_params
-        Number of unknowns (columns of ``W``).
+    Rz
+        Triangular factor of ``[W y]`` (``RᵀR = [W y]ᵀ[W y]``), (p + 1) columns; its first
+        p + 1 rows are kept.
+    n_rows
+        Number of rows of ``W``.
     """
 
-    def __init__(self, n_params: int):
-        self.n_params = int(n_params)
-        self._Rz = np.zeros((0, self.n_params + 1))
-        self.n_rows = 0
-        self._yy = 0.0
-
-    @classmethod
-    def from_factor(cls, Rz: np.ndarray, n_rows: int) -> LinearSystem:
-        """A system from the triangular factor of ``[W y]`` ((p + 1) columns)."""
-        system = cls(Rz.shape[1] - 1)
-        system._Rz = np.array(Rz[:Rz.shape[1]], dtype=float)
-        system.n_rows = int(n_rows)
-        system._yy = float(Rz[:, -1] @ Rz[:, -1])
-        return system
-
-    @single_threaded
-    def add(self, W: np.ndarray, y: np.ndarray, *, weights: np.ndarray | None = None,
-            covariance: np.ndarray | None = None) -> None:
-        """Append rows ``W`` (m, p) and observations ``y`` (m,).
-
-        Samples with n outputs may be given as ``W`` (m, n, p) and ``y`` (m, n); then each
-        output can be weighted (``weights``, n values multiplying its rows) or the outputs of
-        each sample whitened by their noise ``covariance`` (n, n).
-        """
-        W = np.asarray(W, dtype=float)
-        y = np.asarray(y, dtype=float)
-        if W.ndim == 3:
-            if y.shape != W.shape[:2] or W.shape[2] != self.n_params:
-                raise DataError(f"W and y: expected shapes (m, n, {self.n_params}) and (m, n), "
-                                f"found {W.shape} and {y.shape}")
-            T = whitening(W.shape[1], weights=weights, covariance=covariance)
-            if T is not None:
-                W = np.einsum("ij,mjp->mip", T, W)
-                y = y @ T.T
-        elif weights is not None or covariance is not None:
-            raise DataError("weights and covariance need rows grouped per sample: W of shape "
-                            "(m, n, p) and y of shape (m, n)")
-        W = W.reshape(-1, self.n_params)
-        y = y.reshape(-1)
-        if W.shape[0] != y.shape[0]:
-            raise DataError(f"W and y: expected the same number of rows, found {W.shape[0]} "
-                            f"and {y.shape[0]}")
-        if not (np.all(np.isfinite(W)) and np.all(np.isfinite(y))):
-            raise DataError("W and y: expected finite values; remove non-finite samples first")
-        self._Rz = stack_triangular(self._Rz, np.column_stack([W, y]))
-        self.n_rows += W.shape[0]
-        self._yy += float(y @ y)
+    def __init__(self, Rz: np.ndarray, n_rows: int):
+        self.n_params = Rz.shape[1] - 1
+        self._Rz = np.array(Rz[:Rz.shape[1]], dtype=float)
+        self.n_rows = int(n_rows)
+        self._yy = float(self._Rz[:, -1] @ self._Rz[:, -1])
 
     @property
     def R(self) -> np.ndarray:
@@ -121,11 +64,6 @@ class LinearSystem:
         k = min(self._Rz.shape[0], self.n_params)
         z[:k] = self._Rz[:k, self.n_params]
         return z
-
-    @property
-    def y_norm2(self) -> float:
-        """``‖y‖²`` of everything added."""
-        return self._yy
 
     def solve(self) -> np.ndarray:
         """Least-squares solution ``argmin ‖W θ − y‖``."""
@@ -145,23 +83,10 @@ class LinearSystem:
         d = self.R @ theta - self.qty
         return float(d @ d) + rho2
 
-    def information(self) -> np.ndarray:
-        """``WᵀW`` (p, p)."""
-        R = self.R
-        return R.T @ R
-
     def inverse_information(self) -> np.ndarray:
         """``(WᵀW)⁻¹`` (p, p), from the triangular factor."""
         Rinv = scipy.linalg.solve_triangular(self.R, np.eye(self.n_params))
         return Rinv @ Rinv.T
-
-    def covariance(self, theta: np.ndarray) -> np.ndarray:
-        """``σ² (WᵀW)⁻¹`` with ``σ²`` the residual variance of the fit ``theta``."""
-        dof = self.n_rows - self.n_params
-        if dof <= 0:
-            raise SolverError("covariance: needs more rows than unknowns")
-        sigma2 = self.residual_norm2(theta) / dof
-        return sigma2 * self.inverse_information()
 
 
 class JointSystem:
@@ -205,18 +130,17 @@ class JointSystem:
                 for i in range(n)]
 
     @single_threaded
-    def system(self, *, weights: np.ndarray | None = None,
-               covariance: np.ndarray | None = None) -> LinearSystem:
-        """The stacked system of every output row, weighted per output or whitened by a full
-        output covariance (n, n), as if the rows had been added that way."""
-        T = whitening(self.n_outputs, weights=weights, covariance=covariance)
-        if T is None:
-            T = np.eye(self.n_outputs)
+    def system(self, *, covariance: np.ndarray | None = None) -> LinearSystem:
+        """The stacked system of every output row, whitened by an output covariance (n, n)
+        when given (``C⁻¹`` applied to each sample's rows and outputs, ``C Cᵀ = covariance``,
+        so the whitened noise has unit covariance)."""
+        n = self.n_outputs
+        T = np.eye(n) if covariance is None else _validate.whitener(covariance, "covariance", n)
         blocks = self._blocks()
         stacked = np.vstack([sum(T[l, i] * blocks[i] for i in range(self.n_outputs)
                                  if T[l, i] != 0.0) for l in range(self.n_outputs)])
         Rz = stack_triangular(np.zeros((0, self.n_params + 1)), stacked)
-        return LinearSystem.from_factor(Rz, self.n_samples * self.n_outputs)
+        return LinearSystem(Rz, self.n_samples * self.n_outputs)
 
     def residuals_gram(self, theta: np.ndarray) -> np.ndarray:
         """``EᵀE`` (n, n) of the residuals ``e_i = W_i θ − y_i`` of each output."""
@@ -233,7 +157,3 @@ class JointSystem:
                               f"{self.n_outputs} outputs for {self.n_params} parameters; "
                               "record more samples")
         return self.residuals_gram(theta) / dof
-
-    def output_norms2(self) -> np.ndarray:
-        """``‖y_i‖²`` (n,) of each output."""
-        return np.array([B[:, -1] @ B[:, -1] for B in self._blocks()])

@@ -1,4 +1,4 @@
-"""Forward and inverse dynamics from the extended regressor.
+"""Mass matrix, bias and forward dynamics from the extended regressor.
 
 For every mechanism dynid describes, the model output is affine in the basis accelerations::
 
@@ -29,7 +29,7 @@ __all__ = ["Dynamics"]
 
 
 class Dynamics:
-    """Mass matrix, bias, forward and inverse dynamics of a robot with parameters ``θ``.
+    """Mass matrix, bias and forward dynamics of a robot with parameters ``θ``.
 
     Parameters
     ----------
@@ -42,7 +42,7 @@ class Dynamics:
     --------
     >>> dyn = Dynamics(robot, robot.prior)
     >>> a = dyn.forward(q, v, y)          # accelerations (N, n) produced by outputs y (N, n)
-    >>> np.allclose(dyn.inverse(q, v, a), y)
+    >>> np.allclose(Regressor(robot).predict(q, v, a, robot.prior), y)
     True
     """
 
@@ -84,12 +84,6 @@ class Dynamics:
         q = np.asarray(q, dtype=float)
         return self.terms(q, np.zeros_like(q))[0]
 
-    def bias(self, q: np.ndarray, v: np.ndarray) -> np.ndarray:
-        """``h(q, v)`` (N, n): output at zero acceleration (gravity, Coriolis, friction...)."""
-        q = _validate.batch(q, "q", self.n)
-        v = _validate.batch(v, "v", self.n)
-        return self.regressor.predict(q, v, np.zeros_like(q), self.theta)
-
     def forward(self, q: np.ndarray, v: np.ndarray, y: np.ndarray) -> np.ndarray:
         """Accelerations (N, n) with which the outputs ``y`` (N, n) drive the robot:
         ``a = M⁻¹ (y − h)``."""
@@ -98,20 +92,3 @@ class Dynamics:
         if y.shape[0] != M.shape[0]:
             raise DataError(f"y: expected {M.shape[0]} samples like q, found {y.shape[0]}")
         return np.linalg.solve(M, (y - h)[..., None])[..., 0]
-
-    def inverse(self, q: np.ndarray, v: np.ndarray, a: np.ndarray) -> np.ndarray:
-        """Outputs (N, n) that produce accelerations ``a``: ``Y(q, v, a) θ``."""
-        return self.regressor.predict(q, v, a, self.theta)
-
-    def kinetic_energy(self, q: np.ndarray, v: np.ndarray) -> np.ndarray:
-        """Kinetic energy (N,) in J, from the joint-space mass matrix ``½ vᵀ M v``.
-
-        Uses the robot with joint-torque output so that ``M`` is the generalized mass matrix,
-        rotor inertia included.
-        """
-        robot = self.robot if self.robot.output == "joint_torque" else \
-            self.robot.with_output("joint_torque")
-        dyn = self if robot is self.robot else Dynamics(robot, self.theta)
-        v = _validate.batch(v, "v", self.n)
-        M = dyn.mass_matrix(q)
-        return 0.5 * np.einsum("ni,nij,nj->n", v, M, v)
