@@ -46,6 +46,29 @@ def test_differentiation_is_second_order():
     assert err.max() < 30 * dt**2
 
 
+@pytest.mark.parametrize("periodic", [False, True])
+def test_uniform_differentiation_is_fourth_order(periodic):
+    """Uniform samples: the error of the fourth-order stencil on a sinusoid is its leading
+    term ω (ω h)⁴ / 30, and halving h divides it by 16; one period of a periodic signal is
+    differentiated so at every sample (the stencil wraps around), any other signal at all but
+    two samples at each end (second order there)."""
+    w = 3.0
+    worst = []
+    for N in (100, 200):
+        span = 2 * np.pi / w if periodic else 2.0
+        t = np.arange(N) * span / N
+        h = span / N
+        err = np.abs(differentiate(np.sin(w * t)[:, None], t, periodic=periodic)[:, 0]
+                     - w * np.cos(w * t))
+        inner = err if periodic else err[2:-2]
+        bound = w * (w * h) ** 4 / 30
+        assert 0.9 * bound < inner.max() < 1.01 * bound
+        worst.append(inner.max())
+        if not periodic:
+            assert err[[0, 1, -2, -1]].max() < w * (w * h) ** 2
+    assert 15 < worst[0] / worst[1] < 17
+
+
 def test_spectral_states_are_exact_for_a_band_limited_period():
     rate, P = 100.0, 400  # a 4 s period
     t = np.arange(P) / rate
