@@ -87,3 +87,22 @@ def standardized_errors(robot, base, recordings, truth) -> np.ndarray:
         est = WLS().fit(data)
         z.append((est.base_params_ - truth) / np.sqrt(np.diag(est.base_cov_)))
     return np.array(z)
+
+
+def check_physical(robot: dynid.Robot, theta: np.ndarray, eps: float = 1e-6) -> None:
+    """Assert what a physically consistent estimate promises of standard parameters ``theta``:
+    every link's pseudo-inertia has eigenvalues ≥ ``eps``, every other parameter is within its
+    bounds, and every centre of mass is in its automatic box."""
+    from dynid.identify import com_boxes, pseudo_inertia
+
+    params = robot.parameters
+    for link in params.links:
+        lowest = np.linalg.eigvalsh(pseudo_inertia(theta[params.link_block(link)]))[0]
+        assert lowest >= eps - 1e-9, link
+    for p, value in zip(params, theta, strict=True):
+        if p.group != "link":
+            assert p.lower <= value <= p.upper, p.name
+    for link, (lo, hi) in com_boxes(robot).items():
+        block = theta[params.link_block(link)]
+        com = block[1:4] / block[0]
+        assert np.all(com >= lo - 1e-9) and np.all(com <= hi + 1e-9), link

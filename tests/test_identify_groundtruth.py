@@ -14,7 +14,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from conftest import standardized_errors
+from conftest import check_physical, standardized_errors
 
 import dynid
 from dynid.demo import true_parameters
@@ -29,7 +29,6 @@ from dynid.identify import (
     Processing,
     Recording,
     SensorNoise,
-    pseudo_inertia,
     simulate,
     smooth_coulomb,
     validate,
@@ -130,11 +129,7 @@ def test_panda_consistent_estimate_with_noise(panda_case):
     data = IdentificationData(robot, sim.measured[1], base=base,
                               processing=Processing(decimate=10))
     est = PhysicallyConsistent().fit(data)
-    params = robot.parameters
-    lowest = min(np.linalg.eigvalsh(pseudo_inertia(est.params_[params.link_block(k)]))[0]
-                 for k in params.links)
-    assert lowest >= 1e-6 - 1e-9
-    assert est.result_.solver["lmi_min_eigenvalue"] == pytest.approx(lowest)
+    check_physical(robot, est.params_)
     wls = WLS().fit(data)
     got = validate(robot, est.result_, val).rmse
     assert np.all(got <= 1.1 * validate(robot, wls.result_, val).rmse)

@@ -9,9 +9,8 @@ total to ±30 %; the same bounds are used here.
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
-from conftest import dataset
+from conftest import check_physical, dataset
 
 import dynid
 from dynid.identify import OLS, IdentificationData, PhysicallyConsistent, read_npz, validate
@@ -62,7 +61,8 @@ def test_physical_consistency_helps_on_an_unseen_trajectory(kuka):
     consistent estimate extrapolates better than ordinary least squares."""
     robot, recordings, base = kuka
     data = IdentificationData(robot, recordings[1], base=base)
-    consistent = validate(robot, _consistent(robot).fit(data).result_, recordings[3])
+    est = _consistent(robot).fit(data)
+    check_physical(robot, est.params_)
+    consistent = validate(robot, est.result_, recordings[3])
     ols = validate(robot, OLS().fit(data).result_, recordings[3])
     assert consistent.overall_relative_error < 0.6 * ols.overall_relative_error
-    assert np.all(np.isfinite(consistent.rmse))
