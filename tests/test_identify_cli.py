@@ -11,6 +11,7 @@ from dynid.cli import main
 from dynid.demo import true_parameters
 from dynid.identify import (
     FourierReference,
+    Processing,
     Recording,
     load_result,
     read_npz,
@@ -54,6 +55,18 @@ def test_identify_then_validate(recordings, tmp_path, capsys):
     want = validate(robot, result, read_npz(test)).overall_relative_error
     assert float(printed) == pytest.approx(want, abs=1e-3)
     assert plot.stat().st_size > 10_000
+
+
+def test_processing_options_and_methods_reach_the_result(recordings, tmp_path, capsys):
+    _, _, (train, _) = recordings
+    out = tmp_path / "result.json"
+    for method in ("ols", "wls", "gauss-markov"):
+        assert main(["identify", "panda", str(train), "-o", str(out), "--method", method,
+                     "--skip", "10", "--cutoff", "20", "--decimate", "5"]) == 0
+        result = load_result(out)
+        assert result.method == method
+        assert result.processing == Processing(skip=10, cutoff=20.0, decimate=5)
+    capsys.readouterr()
 
 
 def test_csv_recordings_with_units(recordings, tmp_path, capsys):

@@ -13,7 +13,7 @@ Recordings are dynid NPZ archives, other NPZ archives (``--keys output=torques``
 from __future__ import annotations
 
 import argparse
-from dataclasses import replace
+from dataclasses import fields, replace
 from pathlib import Path
 
 from ..errors import DataError
@@ -84,11 +84,9 @@ def _read(path: str, args: argparse.Namespace, robot):
 def _processing(args: argparse.Namespace, base=None):
     from .processing import Processing
 
-    names = {"skip": "skip", "cutoff": "cutoff", "order": "order",
-             "derivatives": "derivatives", "output_cutoff": "output_cutoff",
-             "decimate": "decimate", "period": "period", "harmonics_cutoff": "harmonics_cutoff"}
-    given = {field: getattr(args, opt) for opt, field in names.items()
-             if getattr(args, opt) is not None}
+    # The processing options are named as the settings they give.
+    given = {f.name: getattr(args, f.name) for f in fields(Processing)
+             if getattr(args, f.name, None) is not None}
     return replace(base, **given) if base is not None else Processing(**given)
 
 
@@ -97,14 +95,9 @@ def _estimator(args: argparse.Namespace):
     from .estimators import OLS, WLS, GaussMarkov
     from .likelihood import MaximumLikelihood
 
-    if args.method == "ols":
-        return OLS()
-    if args.method == "wls":
-        return WLS()
-    if args.method == "gauss-markov":
-        return GaussMarkov()
-    if args.method == "ml":
-        return MaximumLikelihood()
+    plain = {"ols": OLS, "wls": WLS, "gauss-markov": GaussMarkov, "ml": MaximumLikelihood}
+    if args.method in plain:
+        return plain[args.method]()
     total = tuple(args.total_mass) if args.total_mass else None
     return PhysicallyConsistent(epsilon=args.epsilon, mass_bounds=args.mass_bounds,
                                 total_mass=total, com_margin=args.com_margin,
