@@ -195,3 +195,14 @@ def test_lever_velocities_and_accelerations_match_finite_differences(ariane):
     np.testing.assert_allclose(v_m, (pos(h) - pos(-h)) / (2 * h), rtol=1e-7)
     np.testing.assert_allclose(a_m, (pos(h) - 2 * pos(0) + pos(-h)) / h ** 2,
                                rtol=1e-5, atol=1e-5 * np.abs(a_m).max())
+
+
+def test_end_of_reach_is_a_dead_point(ariane):
+    """At the longest cylinder (l1 + l2) the lever is stretched out: the inverse map gives NaN
+    there when not strict, instead of failing the batch."""
+    trans, lever = ariane.transmission, ariane.transmission.drives[0]
+    g_end = lever.scale * (lever.l1 + lever.l2 - lever.length_at_zero)
+    q_m = np.array([[g_end, 0.0, 0.0], [0.5 * g_end, 0.0, 0.0]])
+    zero = np.zeros_like(q_m)
+    q, v, _ = trans.basis_state(q_m, zero, zero, strict=False)
+    assert np.isnan(q[0, 0]) and np.isnan(v[0, 0]) and np.isfinite(q[1, 0])

@@ -129,6 +129,9 @@ class LeverScrew(Drive):
         if strict and np.any(beyond):
             raise ModelError(f"{self.name}: motor position(s) beyond the cylinder's reach "
                              f"(lengths between |l1 − l2| and l1 + l2)")
+        if not strict:
+            # The ends of the reach are dead points, where the drive has no velocity ratio.
+            beyond |= np.sqrt(np.maximum(1.0 - cos * cos, 0.0)) < 1e-9
         theta = np.where(beyond, np.nan, self.branch * np.arccos(np.clip(cos, -1.0, 1.0)))
         q = theta - self.beta
         # The representative of q + 2πk nearest to the working range.

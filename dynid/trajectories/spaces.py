@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ModelError, TrajectoryError
+from ..errors import TrajectoryError
 from ..models import Limits, Robot
 from .fourier import SPACES, UNITS
 
@@ -84,19 +84,12 @@ class DesignSpace:
     def basis_state(self, x, xd, xdd, *, strict: bool = True):
         """Basis positions, velocities, accelerations (N, n), SI, of design states (N, n).
 
-        A state beyond a mechanism's reach (a lever past its cylinder's stroke) raises
-        :class:`~dynid.errors.ModelError`, or gives NaN at that sample when not ``strict``.
-        A sample exactly at the end of a lever's reach is a dead point, where the map has no
-        velocity ratio and raises even then; not ``strict``, every sample is then NaN."""
+        A state beyond a mechanism's reach (a lever past its cylinder's stroke, or at its end,
+        a dead point) raises :class:`~dynid.errors.ModelError`, or gives NaN at that sample
+        when not ``strict``."""
         if self.is_basis:
             return x, xd, xdd
-        trans = self.robot.transmission
-        if strict:
-            return trans.basis_state(*self.to_si(x, xd, xdd))
-        try:
-            return trans.basis_state(*self.to_si(x, xd, xdd), strict=False)
-        except ModelError:
-            return tuple(np.full(np.shape(x), np.nan) for _ in range(3))
+        return self.robot.transmission.basis_state(*self.to_si(x, xd, xdd), strict=strict)
 
     def actuator_state(self, x, xd, xdd):
         """Actuator positions, velocities, accelerations (N, n), SI (rad), of design states."""
