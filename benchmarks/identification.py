@@ -6,9 +6,12 @@ Prints one ``name: value`` line per figure. Options: ``--max-samples`` (default 
 
 * Scaling: the Panda (91 parameters, 62 base) identified from 10³ … 10⁶ samples of the same
   20 s of a Fourier excitation (two periods) with 0.05 N·m torque noise, physically consistent
-  (default solver). The samples are generated chunk by chunk and fed to the compressed system
-  as they come, so the input never exists as a whole; peak memory is what tracemalloc sees
-  allocated while building and solving. Targets: time linear in samples, memory flat.
+  (default solver). The samples are generated chunk by chunk and streamed through
+  ``CompressedData.from_chunks`` as they come, so the input never exists as a whole; peak
+  memory is what tracemalloc sees allocated while building and solving. Targets: time linear
+  in samples, memory flat. Up to 10⁵ samples the same data also go the recording path, a
+  ``Recording`` in memory through ``IdentificationData`` (processing, saturation flags,
+  chunked regressor), whose memory grows with the recording.
 * LMI solve alone at the size of the dVRK PSM problem (39 193 rows): the embedded
   ``dvrk_psm`` (7 outputs, 153 standard parameters in this model, 77 base) at 5 599 samples.
   Target: under 0.5 s with an optimal status (the dVRK package needed 14.5 minutes with SCS on
@@ -29,6 +32,7 @@ import tracemalloc
 from pathlib import Path
 
 import numpy as np
+from _timing import best_of
 
 import dynid
 from dynid.demo import true_parameters
@@ -42,6 +46,7 @@ from dynid.identify import (
     JointSystem,
     PhysicallyConsistent,
     Processing,
+    Recording,
     SensorNoise,
     read_npz,
     simulate,
@@ -51,55 +56,83 @@ from dynid.identify import (
 from dynid.models import Regressor, base_parameters, robot_from_mapping
 
 DATASETS = Path(__file__).resolve().parents[2] / "shared" / "datasets"
+DURATION = 20.0  # s of the excitation, whatever the number of samples
 
 
-def identify_streamed(robot, base, theta, n_samples: int, duration: float = 20.0,
-                      chunk: int = 4096) -> tuple[float, float, float]:
-    """Build the system from ``n_samples`` spread over ``duration`` seconds of the excitation
-    (so every size sees the same motion), generated chunk by chunk, and solve it physically
-    consistent; returns the build and solve times (s) and the estimate's median relative
-    base-parameter error."""
-    rate = n_samples / duration
+def excitation_chunks(robot, theta, ref, n_samples: int, chunk: int = 4096):
+    """Chunks ``(q, v, a, y)`` of ``n_samples`` spread over the same :data:`DURATION` of the
+    reference, with 0.05 N·m output noise, generated one at a time."""
     reg = Regressor(robot)
-    ref = FourierReference.random(robot, harmonics=5, frequency=0.1, seed=1)
     rng = np.random.default_rng(0)
-    system = JointSystem(robot.n, base.rank)
-    start = time.perf_counter()
+    rate = n_samples / DURATION
     for k in range(0, n_samples, chunk):
-        t = np.arange(k, min(k + chunk, n_samples)) / rate
-        Y = reg(*ref(t))
-        y = Y @ theta
-        system.add(base.regressor(Y), y + 0.05 * rng.standard_normal(y.shape))
+        q, v, a = ref(np.arange(k, min(k + chunk, n_samples)) / rate)
+        y = reg.predict(q, v, a, theta)
+        yield q, v, a, y + 0.05 * rng.standard_normal(y.shape)
+
+
+def identify_streamed(robot, base, theta, ref, n_samples: int
+                      ) -> tuple[float, float, float]:
+    """Stream the chunks into ``CompressedData.from_chunks`` and solve physically consistent;
+    returns the time to make and compress the chunks, the solve time (s) and the estimate's
+    median relative base-parameter error."""
+    start = time.perf_counter()
+    data = CompressedData.from_chunks(robot, excitation_chunks(robot, theta, ref, n_samples),
+                                      base=base)
     built = time.perf_counter()
-    est = PhysicallyConsistent().fit(CompressedData(robot, system, base=base))
+    est = PhysicallyConsistent().fit(data)
     solved = time.perf_counter()
     truth = base.to_base(theta)
     error = float(np.median(np.abs(est.base_params_ - truth) / np.abs(truth)))
     return built - start, solved - built, error
 
 
+def recording_path(robot, base, theta, ref, n_samples: int) -> float:
+    """Build time (s) of the system from the same samples held as a Recording and processed
+    by IdentificationData."""
+    chunks = excitation_chunks(robot, theta, ref, n_samples)
+    q, v, a, y = (np.concatenate(x) for x in zip(*chunks, strict=True))
+    rec = Recording(np.arange(n_samples) * DURATION / n_samples, q, y, velocities=v,
+                    accelerations=a)
+    return best_of(lambda: IdentificationData(robot, rec, base=base).system(),
+                   3 if n_samples <= 10**4 else 1)
+
+
 def scaling(max_samples: int) -> None:
     robot = dynid.load_robot("panda")
     base = base_parameters(robot)
     theta = true_parameters(robot, np.random.default_rng(0))
+    ref = FourierReference.random(robot, harmonics=5, frequency=0.1, seed=1)
     sizes = [n for n in (10**3, 10**4, 10**5, 10**6) if n <= max_samples]
     build = {}
     for n in sizes:
-        build[n], solve, err = identify_streamed(robot, base, theta, n)
+        repeat = 3 if n <= 10**4 else 1
+        runs = [identify_streamed(robot, base, theta, ref, n) for _ in range(repeat)]
+        # The streamed build includes making the data; that part alone is timed apart.
+        generate = best_of(lambda n=n: list(excitation_chunks(robot, theta, ref, n)), repeat)
+        streamed, solve, err = (min(r[0] for r in runs), min(r[1] for r in runs), runs[0][2])
+        build[n] = streamed - generate
+        print(f"panda_{n}_samples_generate_s: {generate:.3f}")
         print(f"panda_{n}_samples_build_s: {build[n]:.3f}")
         print(f"panda_{n}_samples_solve_s: {solve:.3f}")
         print(f"panda_{n}_samples_total_s: {build[n] + solve:.3f}")
         print(f"panda_{n}_samples_build_us_per_sample: {1e6 * build[n] / n:.2f}")
         print(f"panda_{n}_samples_median_base_relative_error: {err:.3g}")
+        if n <= 10**5:
+            print(f"panda_{n}_samples_recording_path_build_s: "
+                  f"{recording_path(robot, base, theta, ref, n):.3f}")
     for small, large in itertools.pairwise(sizes):
         print(f"panda_build_time_ratio_{large}_over_{small}_samples: "
               f"{build[large] / build[small]:.2f}")
     for n in sizes:
-        tracemalloc.start()
-        identify_streamed(robot, base, theta, n)
-        peak = tracemalloc.get_traced_memory()[1]
-        tracemalloc.stop()
-        print(f"panda_{n}_samples_peak_memory_MB: {peak / 1e6:.1f}")
+        for path, run in (("", identify_streamed), ("recording_path_", recording_path)):
+            if path and n > 10**5:
+                continue
+            tracemalloc.start()
+            run(robot, base, theta, ref, n)
+            peak = tracemalloc.get_traced_memory()[1]
+            tracemalloc.stop()
+            print(f"panda_{n}_samples_{path}peak_memory_MB: {peak / 1e6:.1f}")
 
 
 def lmi_at_psm_size() -> None:
@@ -121,10 +154,8 @@ def lmi_at_psm_size() -> None:
     A, z = stacked.R @ base.matrix, stacked.qty
     for solver in ("CLARABEL", "SCS"):  # the default first
         est = PhysicallyConsistent(solver=solver)
-        est.solve(robot, A, z)  # compile once (cvxpy caches nothing between problems)
-        start = time.perf_counter()
         _, info = est.solve(robot, A, z)
-        total = time.perf_counter() - start
+        total = best_of(lambda est=est: est.solve(robot, A, z), 3)
         name = solver.lower()
         print(f"psm_lmi_{name}_status: {info['status']}")
         print(f"psm_lmi_{name}_solver_s: {info['solve_time']:.3f}")
@@ -134,13 +165,19 @@ def lmi_at_psm_size() -> None:
     print(f"psm_lmi_dvrk_package_s: {14.5 * 60:.0f}")
 
 
-def ariane() -> None:
-    """Leborne Table IV: current RMSE per joint on a validation trajectory, with and without
-    the actuator terms (rotor inertia, motor and screw friction, translating mass)."""
+def ariane_model():
+    """The Ariane arm with its Coulomb terms smoothed for simulation, true parameters near the
+    priors, the same arm without its actuator terms, and the sensors."""
     robot = smooth_coulomb(dynid.load_robot("ariane"), joint=0.02, motor=100.0)
     theta = true_parameters(robot, np.random.default_rng(0))
     bare = robot.with_terms([t for t in robot.terms if t.space != "actuator"])
-    noise = SensorNoise(output_std=0.02, output_step=0.001)
+    return robot, theta, bare, SensorNoise(output_std=0.02, output_step=0.001)
+
+
+def ariane() -> None:
+    """Leborne Table IV: current RMSE per joint on a validation trajectory, with and without
+    the actuator terms (rotor inertia, motor and screw friction, translating mass)."""
+    robot, theta, bare, noise = ariane_model()
     period, rate = 80.0, 200.0
     refs = [FourierReference.random(robot, harmonics=5, frequency=1 / period, ramp=10.0,
                                     seed=seed) for seed in (1, 7)]
@@ -165,31 +202,38 @@ def ariane() -> None:
                 print(f"ariane_{drive}_{label}_rmse_true_parameters_joint{j + 1}_A: {r:.4f}")
 
 
-def kuka() -> None:
-    root = DATASETS / "kuka_lwr4_flobaroid"
-    if not root.is_dir():
-        print("kuka: dataset not found")
-        return
+def kuka_data(root: Path):
+    """The KUKA LWR4+ of FloBaRoID's data: the robot from its URDF with joint friction, and
+    measurements 1 to 3 without their first 500 samples (as FloBaRoID skips them)."""
     robot = robot_from_mapping({
         "name": "kuka_lwr4", "kinematics": {"urdf": str(root / "urdf" / "kuka_lwr4.urdf")},
         "defaults": {"friction": {"viscous": 0.0, "coulomb": 0.0, "offset": 0.0}}})
     recs = {k: read_npz(root / "data" / f"measurements_{k}.npz",
                         keys={"time": "times", "output": "torques"},
                         output_kind="joint_torque").skip(500) for k in (1, 2, 3)}
+    return robot, recs
+
+
+def kuka() -> None:
+    root = DATASETS / "kuka_lwr4_flobaroid"
+    if not root.is_dir():
+        print("kuka: dataset not found")
+        return
+    robot, recs = kuka_data(root)
     mass = robot.prior[robot.parameters.where(kind="m")].sum()
     print(f"kuka_prior_validation_on_1_relative_error_pct: "
           f"{validate(robot, robot.prior, recs[1]).overall_relative_error:.3f}")
     for train, test in (((2, 3), 1), ((1,), 3)):
         data = IdentificationData(robot, [recs[k] for k in train])
+        data.system()  # built once, shared by both estimators (not timed)
         tag = "".join(map(str, train))
         for name, est in (("ols", OLS()), ("consistent", PhysicallyConsistent(
                 mass_bounds=0.5, total_mass=(0.7 * mass, 1.3 * mass)))):
-            start = time.perf_counter()
-            est.fit(data)
+            seconds = best_of(lambda est=est, data=data: est.fit(data), 3)
             val = validate(robot, est.result_, recs[test])
             print(f"kuka_{name}_train_{tag}_validate_{test}_relative_error_pct: "
                   f"{val.overall_relative_error:.3f}")
-            print(f"kuka_{name}_train_{tag}_s: {time.perf_counter() - start:.2f}")
+            print(f"kuka_{name}_train_{tag}_fit_s: {seconds:.2f}")
             if name == "consistent":
                 print(f"kuka_consistent_train_{tag}_total_mass_kg: "
                       f"{est.params_[robot.parameters.where(kind='m')].sum():.3f}")
