@@ -76,14 +76,16 @@ def reference_output(robot: dynid.Robot, theta: np.ndarray, q, v, a) -> np.ndarr
     return motor_torque / robot.transmission.torque_constants
 
 
-def standardized_errors(robot, base, recordings, truth) -> np.ndarray:
-    """``(θ̂_b − θ_b) / σ̂`` of weighted least squares, one row per recording (decimated by 10):
-    for an honest reported uncertainty, standard normal."""
+def standardized_errors(robot, base, recordings, truth, cutoff=None) -> np.ndarray:
+    """``(θ̂_b − θ_b) / σ̂`` of weighted least squares, one row per recording (decimated by 10,
+    positions low-passed at ``cutoff`` Hz when given): for an honest reported uncertainty,
+    standard normal."""
     from dynid.identify import WLS, IdentificationData, Processing
 
+    processing = Processing(decimate=10, cutoff=cutoff)
     z = []
     for rec in recordings:
-        data = IdentificationData(robot, rec, base=base, processing=Processing(decimate=10))
+        data = IdentificationData(robot, rec, base=base, processing=processing)
         est = WLS().fit(data)
         z.append((est.base_params_ - truth) / np.sqrt(np.diag(est.base_cov_)))
     return np.array(z)

@@ -137,7 +137,9 @@ def test_panda_consistent_estimate_with_noise(panda_case):
 
 def test_random_robot_with_gear_motors_and_current_output():
     """Actuator-side encoders, current output, gear motors: exact recovery without noise and
-    honest uncertainty with it."""
+    honest uncertainty with it. The quantized motor positions are low-passed at 20 Hz before
+    differentiation; unfiltered, their noise in the regressor makes the reported σ about 30 %
+    too small."""
     robot = random_robot(3, seed=5, friction=True, motors=True, output="current",
                          smoothing=0.05)
     theta = true_parameters(robot, np.random.default_rng(0))
@@ -149,7 +151,7 @@ def test_random_robot_with_gear_motors_and_current_output():
     est = OLS().fit(IdentificationData(robot, sim.truth[0], base=base))
     assert np.max(np.abs(est.base_params_ - truth) / np.abs(truth)) < 1e-6
     assert sim.measured[0].space == "actuator"
-    z = standardized_errors(robot, base, sim.measured, truth)
+    z = standardized_errors(robot, base, sim.measured, truth, cutoff=20.0)
     assert 0.75 < np.sqrt(np.mean(z**2)) < 1.3 and np.abs(z).max() < 4.5
 
 
