@@ -1,4 +1,4 @@
-"""Independent checks of mechanism models: energy balance, finite differences, cut frames.
+"""Independent checks of mechanism models: energy balance and cut frames.
 
 The power balance ``y·q̇_m = d/dt(T + V + V_springs) + P_friction`` is evaluated with
 
@@ -134,14 +134,6 @@ def power_balance_error(robot, theta, *, seed: int = 0, n: int = 12, h: float = 
             P = P_k
         dE += w * E / h
     return float(np.abs(power_in - dE - P).max() / np.abs(power_in).max())
-
-
-def finite_difference_closure(closure, q, v, h: float = 1e-5):
-    """``G v`` and ``Ġ v`` of a closure by central differences of its positions along
-    ``q + v t``: first and second derivatives in ``t`` at 0."""
-    f = closure.positions
-    plus, minus, zero = f(q + h * v), f(q - h * v), f(q)
-    return (plus - minus) / (2 * h), (plus - 2 * zero + minus) / h ** 2
 
 
 def cut_distance(robot, q_t: np.ndarray) -> np.ndarray:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 import pytest
+from numerics import assert_derivative, derivative
 
 import dynid
 from dynid.models import Regressor, base_parameters, random_robot, random_states
@@ -12,15 +13,19 @@ from dynid.trajectories import CartesianBox, DesignSettings, DesignSpace
 from dynid.trajectories.assembly import assemble
 from dynid.trajectories.criteria import ConditionNumber, DOptimal, Information
 from dynid.trajectories.sensitivity import base_regressor, regressor_vjp
+from dynid.trajectories.spaces import _STEP as MAP_STEP
+
+#: Relative accuracy of the design's own derivatives where a design space maps to the basis
+#: or actuator coordinates: the map's Jacobian takes its position column from central
+#: differences with a step of MAP_STEP times the coordinate's scale, whose rounding, ε/MAP_STEP
+#: ≈ 2e-10 of each term, adds up over the samples (the largest seen is 6e-9 of the
+#: derivative); 500 ε/MAP_STEP ≈ 1e-7 covers it and still resolves an error of 1e-5.
+DESIGN_ACCURACY = 500 * np.finfo(float).eps / MAP_STEP
 
 
 def scaled_matrix(rng, rows=60, n=3, b=8):
     """A random regressor whose columns span eight orders of magnitude, as in SI units."""
     return rng.standard_normal((rows, n, b)) * np.logspace(-5, 3, b)
-
-
-def directional(f, x, d, h):
-    return (f(x + h * d) - f(x - h * d)) / (2 * h)
 
 
 CRITERIA = [ConditionNumber("range"), ConditionNumber("norm"), ConditionNumber("none"),
@@ -38,9 +43,12 @@ def test_criterion_gradient(criterion, with_previous):
     try:
         _, G = criterion.objective(W)
         for _ in range(3):
+            # Each column moves by its own size over a unit step.
             D = rng.standard_normal(W.shape) * np.abs(W).max(axis=(0, 1))
-            fd = directional(lambda w: criterion.objective(w, False)[0], W, D, 1e-5)
-            assert np.sum(G * D) == pytest.approx(fd, rel=1e-6, abs=1e-9)
+            fd = derivative(lambda w: criterion.objective(w, False)[0], W, D)
+            assert_derivative(np.sum(G * D), fd, what=criterion.name)
+            with pytest.raises(AssertionError):     # the check sees a gradient 1e-4 off
+                assert_derivative(np.sum(G * D) * (1 + 1e-4), fd)
     finally:
         criterion.previous = None
 
@@ -125,17 +133,17 @@ def test_regressor_sensitivities_against_finite_differences():
     def f(states):
         return crit.objective(base_regressor(reg, cols, *states), False)[0]
 
-    assert np.abs(v[[0, 11]]).min() > 1e-2      # no Coulomb sign flip within the steps
+    states = np.stack([q, v, a])
+    assert np.abs(v[[0, 11]]).min() > 1e-2      # no Coulomb sign flip within the steps (≤ 1e-3)
     for k in (0, 11):
         for kind in range(3):
             for j in range(robot.n):
-                h = 1e-4    # q: O(h²) error; q̇: quadratic, exact; q̈: linear, exact
-                plus = [x.copy() for x in (q, v, a)]
-                minus = [x.copy() for x in (q, v, a)]
-                plus[kind][k, j] += h
-                minus[kind][k, j] -= h
-                fd = (f(plus) - f(minus)) / (2 * h)
-                assert sensitivities[kind][k, j] == pytest.approx(fd, rel=1e-6, abs=1e-9)
+                e = np.zeros_like(states)
+                e[kind, k, j] = 1.0
+                fd = derivative(f, states, e)
+                assert_derivative(sensitivities[kind][k, j], fd,
+                                  size=np.abs(sensitivities[kind]).max(),
+                                  what=f"sample {k}, {'qva'[kind]}{j + 1}")
 
 
 def test_lever_map_jacobian_closed_form():
@@ -166,12 +174,11 @@ def test_cartesian_jacobian_against_finite_differences(panda):
     box = CartesianBox("flange", (-1, -1, 0.0), (1, 1, 1.5)).bind(panda)
     q = random_states(panda, 4, np.random.default_rng(6))[0]
     J = box.jacobian(q, q, q)[:, :, 0, :]
-    h = 1e-6
     for j in range(panda.n):
-        e = np.zeros(panda.n)
-        e[j] = h
-        fd = (box.values(q + e, q, q) - box.values(q - e, q, q)) / (2 * h)
-        np.testing.assert_allclose(J[:, :, j], fd, atol=1e-8)
+        e = np.zeros_like(q)
+        e[:, j] = 1.0               # every sample moves joint j: each sees its own column
+        fd = derivative(lambda x: box.values(x, q, q), q, e)
+        assert_derivative(J[:, :, j], fd, size=np.abs(J).max(), what=f"∂ flange / ∂ q{j + 1}")
     both = box.values_and_jacobian(q, q, q)
     np.testing.assert_allclose(both[0], box.values(q, q, q), rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(both[1][:, :, 0, :], J, rtol=1e-12, atol=1e-12)
@@ -220,10 +227,14 @@ def test_design_gradients_against_finite_differences(case):
     for _ in range(2):
         d = rng.standard_normal(len(x))
         d /= np.linalg.norm(d)
-        fd = directional(p.objective, x, d, 1e-6)
-        assert g @ d == pytest.approx(fd, rel=2e-6, abs=1e-8)
-        fdc = directional(p.constraints_value, x, d, 1e-6)
-        np.testing.assert_allclose(J @ d, fdc, rtol=1e-5, atol=1e-7)
+        fd = derivative(p.objective, x, d)          # the variables are of order one
+        assert_derivative(g @ d, fd, accuracy=DESIGN_ACCURACY, what="objective")
+        with pytest.raises(AssertionError):         # the check sees a gradient 1e-4 off
+            assert_derivative((1 + 1e-4) * g @ d, fd, accuracy=DESIGN_ACCURACY)
+        fdc = derivative(p.constraints_value, x, d)
+        assert_derivative(J @ d, fdc, accuracy=DESIGN_ACCURACY, what="constraints")
+        with pytest.raises(AssertionError):
+            assert_derivative((1 + 1e-4) * J @ d, fdc, accuracy=DESIGN_ACCURACY)
 
 
 def test_states_beyond_a_levers_reach_are_flagged_sample_by_sample():
@@ -291,5 +302,7 @@ def test_design_derivatives_with_samples_beyond_reach():
     for _ in range(2):
         d = rng.standard_normal(len(x))
         d /= np.linalg.norm(d)
-        fdc = directional(p.constraints_value, far, d, 1e-7)
-        np.testing.assert_allclose(J @ d, fdc, rtol=1e-4, atol=1e-6)
+        # A sample crossing the reach within a step would make the differences jump: the
+        # extrapolations of the longer steps then disagree, and shorter ones are kept.
+        fdc = derivative(p.constraints_value, far, d)
+        assert_derivative(J @ d, fdc, accuracy=DESIGN_ACCURACY, what="constraints")
