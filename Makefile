@@ -5,14 +5,18 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test lint fuzz bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-$(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+# pyOptSparse is not on the package index: its wheel comes from ../shared/wheels when that
+# folder holds one (the newest by name), and is skipped where it does not.
+PYOPTSPARSE_WHEEL := $(lastword $(sort $(wildcard ../shared/wheels/pyoptsparse-*.whl)))
+
+$(STAMP): pyproject.toml $(PYOPTSPARSE_WHEEL) | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[test]' $(PYOPTSPARSE_WHEEL)
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -23,6 +27,9 @@ lint: $(STAMP)
 
 test: lint
 	MPLBACKEND=Agg $(BIN)/python -m pytest -q
+
+fuzz: $(STAMP)
+	DYNID_FUZZ=1 $(BIN)/python -m pytest -q -m fuzz
 
 bench: $(STAMP)
 	@for f in benchmarks/*.py; do echo "# $$f"; $(BIN)/python $$f || exit 1; done

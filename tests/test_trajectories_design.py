@@ -221,6 +221,68 @@ def test_pyoptsparse_backend(panda):
     design = design_excitation(panda, DesignSettings(optimizer="pyoptsparse", **FAST))
     assert design.rank == design.base_rank
     assert_dense_feasible(panda, design.trajectory)
+    # SLSQP's own message, and one gradient per iteration up to the limit.
+    start = design.starts[0]
+    assert start.status in ("Optimization terminated successfully.",
+                            "Iteration limit exceeded",
+                            "Positive directional derivative for linesearch"), start
+    assert 1 <= start.iterations <= FAST["max_iterations"] + 1
+
+
+def quadratic_problem():
+    """min (x − 1)² + (y − 2)² subject to x + y ≤ 2 within [−5, 5]²: optimum (0.5, 1.5)."""
+    from dynid.trajectories.optimizers import Problem
+
+    target = np.array([1.0, 2.0])
+    return Problem(np.zeros(2), np.full(2, -5.0), np.full(2, 5.0),
+                   lambda x: float(np.sum((x - target) ** 2)), lambda x: 2 * (x - target),
+                   lambda x: np.array([x.sum() - 2.0]), lambda x: np.ones((1, 2)), 1)
+
+
+def test_pyoptsparse_slsqp_reaches_a_known_optimum_and_reports_its_stop():
+    pytest.importorskip("pyoptsparse")
+    result = get_optimizer("pyoptsparse", tolerance=1e-10).minimize(quadratic_problem())
+    assert result.converged and result.status == "Optimization terminated successfully."
+    np.testing.assert_allclose(result.x, [0.5, 1.5], atol=1e-6)
+    assert result.value == pytest.approx(0.5, abs=1e-6)
+    # The iteration limit stops at the current iterate, for the design's checks to judge.
+    stopped = get_optimizer("pyoptsparse", max_iterations=1).minimize(quadratic_problem())
+    assert not stopped.converged and stopped.status == "Iteration limit exceeded"
+
+
+def test_pyoptsparse_failure_statuses_raise():
+    """Inform codes that mean the run itself broke raise; no inform code at all too."""
+    pytest.importorskip("pyoptsparse")
+    from types import SimpleNamespace
+
+    from pyoptsparse.pyOpt_solution import SolutionInform
+
+    from dynid.trajectories.optimizers.pyoptsparse import _inform
+
+    for code, text in ((2, "More equality constraints than independent variables"),
+                       (1, "Function evaluation required (f & c)")):
+        with pytest.raises(SolverError, match=f"SLSQP failed with inform {code}"):
+            _inform(SimpleNamespace(optInform=SolutionInform(code, text)), "SLSQP")
+    with pytest.raises(SolverError, match="returned no inform code"):
+        _inform(SimpleNamespace(optInform=None), "SLSQP")
+    assert _inform(SimpleNamespace(optInform=SolutionInform(8, "Positive directional "
+                                   "derivative for linesearch")), "SLSQP")[0] == 8
+
+
+def test_pyoptsparse_notices_become_warnings_except_bound_clipping(capsys):
+    pytest.importorskip("pyoptsparse")
+    from pyoptsparse.pyOpt_error import pyOptSparseWarning
+
+    from dynid.errors import DynidWarning
+    from dynid.trajectories.optimizers.pyoptsparse import _pass_on
+
+    pyOptSparseWarning("Values in x were outside bounds during a minimize step, clipping to "
+                       "bounds")
+    pyOptSparseWarning("Hot start file does not exist. Performing a regular start")
+    with pytest.warns(DynidWarning, match=r"^pyOptSparse: Hot start file does not exist\. "
+                                          r"Performing a regular start$") as caught:
+        _pass_on(capsys.readouterr().out)
+    assert len(caught) == 1
 
 
 def test_missing_pyoptsparse_is_reported():
