@@ -10,7 +10,10 @@ constraint grid. That margin and the regressor figures are computed here from th
 maps (``Transmission.basis_state``/``actuator_state``, the encoder conversion), its limits and
 its regressor, apart from the design's constraints and acceptance check. For scale, the range
 condition number of random feasible starts of the same design (drawn by its assembly), and the
-Panda design with SciPy's SLSQP in place of IPOPT, are measured side by side.
+Panda design with SciPy's SLSQP in place of IPOPT, are measured side by side; so is
+pyOptSparse's SLSQP against SciPy's (same settings, same seeded starts: the condition number
+each reaches, its wall time and the ratio of the wall times), where pyOptSparse is installed.
+Settings of the run are printed as ``# setting:`` comment lines.
 
 Targets for the Panda (7 joints with friction and rotor inertia, 6 harmonics, 0.1 Hz, default
 settings): range-normalized condition number ≤ 12, plain ≤ 80, in ≤ 15 s, every constraint
@@ -26,6 +29,7 @@ keeps that ratio and the plain condition number small.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 import numpy as np
 
@@ -40,6 +44,7 @@ from dynid.trajectories import (
     design_excitation,
 )
 from dynid.trajectories.assembly import CONSTRAINT_FACTOR, assemble
+from dynid.trajectories.optimizers import available_optimizers
 
 STARTS_FOR_SCALE = 10
 
@@ -98,9 +103,10 @@ def report(name: str, robot: dynid.Robot, settings: DesignSettings) -> None:
                 / design.trajectory.period) + 1
     print(f"{name}_worst_constraint_margin_dense: "
           f"{limit_margin(robot, design.trajectory, dense):.5f}")
-    print(f"{name}_dense_check_samples: {dense}")
-    print(f"{name}_optimizer_criterion_samples: {settings.samples}")
-    print(f"{name}_optimizer_constraint_samples: {CONSTRAINT_FACTOR * settings.samples}")
+    print(f"# setting: {name}_dense_check_samples = {dense}")
+    print(f"# setting: {name}_optimizer_criterion_samples = {settings.samples}")
+    print(f"# setting: {name}_optimizer_constraint_samples = "
+          f"{CONSTRAINT_FACTOR * settings.samples}")
     print(f"{name}_base_regressor_rank: {design.rank}")
     print(f"{name}_base_parameters: {design.base_rank}")
 
@@ -116,13 +122,32 @@ def report(name: str, robot: dynid.Robot, settings: DesignSettings) -> None:
     print(f"{name}_random_feasible_start_condition_number_range_min: {np.min(starts):.2f}")
 
 
+def slsqp_backends(panda: dynid.Robot) -> None:
+    """The Panda design with SciPy's SLSQP in place of IPOPT and, where it is installed, with
+    pyOptSparse's SLSQP: same settings, same seed (so the same random feasible starts)."""
+    settings = DesignSettings(optimizer="slsqp")
+    print(f"# setting: panda_slsqp = max_iterations {settings.max_iterations}, tolerance "
+          f"{settings.tolerance:g}, starts {settings.starts}, seed {settings.seed}")
+    scipy_design = design_excitation(panda, settings)
+    print(f"panda_slsqp_condition_number_range_normalized: "
+          f"{scipy_design.condition['range']:.3f}")
+    print(f"panda_slsqp_design_wall_time_s: {scipy_design.seconds:.2f}")
+    if "pyoptsparse" not in available_optimizers():
+        print("# pyoptsparse: not installed")
+        return
+    design = design_excitation(panda, replace(settings, optimizer="pyoptsparse"))
+    print(f"panda_pyoptsparse_slsqp_condition_number_range_normalized: "
+          f"{design.condition['range']:.3f}")
+    print(f"panda_pyoptsparse_slsqp_design_wall_time_s: {design.seconds:.2f}")
+    print(f"panda_pyoptsparse_over_scipy_slsqp_wall_time_ratio: "
+          f"{design.seconds / scipy_design.seconds:.3f}")
+
+
 def main() -> None:
+    available_optimizers()          # imports the installed backends outside the timing
     panda = dynid.load_robot("panda")
     report("panda", panda, DesignSettings())
-    # The same design with SciPy's SLSQP instead of IPOPT, side by side.
-    other = design_excitation(panda, DesignSettings(optimizer="slsqp"))
-    print(f"panda_slsqp_condition_number_range_normalized: {other.condition['range']:.3f}")
-    print(f"panda_slsqp_design_wall_time_s: {other.seconds:.2f}")
+    slsqp_backends(panda)
     ariane = dynid.load_robot("ariane")
     # Leborne's setting: three motors, five harmonics, an 80 s period, encoder increments and
     # the motor limits of Table III (with the joint ranges and joint velocity limits).

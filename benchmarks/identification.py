@@ -1,8 +1,9 @@
 """Identification: time and memory against the number of samples, the LMI solve at the dVRK
 PSM's size, the Ariane arm with and without actuator dynamics, and the KUKA LWR4+ data.
 
-Prints one ``name: value`` line per figure. Options: ``--max-samples`` (default 10⁶) and
-``--skip`` with any of ``scaling lmi ariane kuka``.
+Prints one ``name: value`` line per figure measured in the run; settings and published figures
+for reference are ``#`` comment lines (``# setting: …``, ``# anchor: …``). Options:
+``--max-samples`` (default 10⁶) and ``--skip`` with any of ``scaling lmi ariane kuka``.
 
 * Scaling: the Panda (91 parameters, 62 base) identified from 10³ … 10⁶ samples of the same
   20 s of a Fourier excitation (two periods) with 0.05 N·m torque noise, physically consistent
@@ -147,8 +148,8 @@ def lmi_at_psm_size() -> None:
     y += 0.01 * y.std(axis=0) * np.random.default_rng(0).standard_normal(y.shape)
     system = JointSystem(robot.n, base.rank)
     system.add(base.regressor(Y), y)
-    print(f"psm_rows: {n_samples * robot.n}")
-    print(f"psm_standard_parameters: {len(robot.parameters)}")
+    print(f"# setting: psm_rows = {n_samples * robot.n}")
+    print(f"# setting: psm_standard_parameters = {len(robot.parameters)}")
     print(f"psm_base_parameters: {base.rank}")
     stacked = system.system()
     A, z = stacked.R @ base.matrix, stacked.qty
@@ -162,7 +163,8 @@ def lmi_at_psm_size() -> None:
         print(f"psm_lmi_{name}_with_modelling_s: {total:.3f}")
         print(f"psm_lmi_{name}_iterations: {info['iterations']}")
         print(f"psm_lmi_{name}_min_pseudo_inertia_eigenvalue: {info['lmi_min_eigenvalue']:.4g}")
-    print(f"psm_lmi_dvrk_package_s: {14.5 * 60:.0f}")
+    print("# anchor: the dVRK package's PSM LMI solve (SCS on the raw rows) took 14.5 min and "
+          "ended inaccurate (Wang et al.)")
 
 
 def ariane_model():
@@ -217,7 +219,7 @@ def kuka_data(root: Path):
 def kuka() -> None:
     root = DATASETS / "kuka_lwr4_flobaroid"
     if not root.is_dir():
-        print("kuka: dataset not found")
+        print("# kuka: dataset not found")
         return
     robot, recs = kuka_data(root)
     mass = robot.prior[robot.parameters.where(kind="m")].sum()

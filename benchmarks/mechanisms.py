@@ -1,7 +1,8 @@
 """Speed of the mechanism regressors (dVRK PSM and MTM) and of building them with their base
 parameters.
 
-Prints one ``name: value`` line per figure; ratios are measured side by side in this run.
+Prints one ``name: value`` line per figure; ratios are measured side by side in this run. The
+size of each model is printed as ``# setting:`` comment lines.
 Targets: extended / bare Pinocchio regressor time ≤ 3 on the same trees; model build plus base
 parameters under 2 s (the dVRK package's symbolic generation takes about 12 minutes for the
 PSM and 80 for the MTM).
@@ -26,8 +27,8 @@ def measure(name: str) -> None:
     print(f"{short}_extended_regressor_samples_per_s: {N / t_ext:.0f}")
     print(f"{short}_bare_pinocchio_regressor_samples_per_s: {N / t_bare:.0f}")
     print(f"{short}_extended_over_bare_time_ratio: {t_ext / t_bare:.3f}")
-    print(f"{short}_tree_joints: {robot.tree.n}")
-    print(f"{short}_parameters: {len(robot.parameters)}")
+    print(f"# setting: {short}_tree_joints = {robot.tree.n}")
+    print(f"# setting: {short}_parameters = {len(robot.parameters)}")
 
     def build():
         return base_parameters(dynid.load_robot(name))
