@@ -9,6 +9,7 @@ import pinocchio as pin
 import pytest
 import yaml
 from mechanism_checks import model_with, power_balance_error
+from numerics import assert_derivative, derivative
 
 import dynid
 from dynid.models import LeverScrew, Regressor, base_parameters, random_states, robot_from_mapping
@@ -145,6 +146,28 @@ def test_motor_positions_out_of_reach(ariane):
     assert np.all(np.isfinite(np.delete(q, 1, axis=0))) and np.all(np.isfinite(q[1, 1:]))
 
 
+def test_out_of_reach_message_names_joint_value_range_and_units(ariane):
+    """The message says which joint, which motor position and sample, the reach of the
+    cylinder and of the joint's limits, in rad on the motor side, and what to check."""
+    lever = ariane.transmission.drives[1]
+    lo, hi = lever.reach()
+    assert lo < 0 < hi   # motor position 0 is within the stroke
+    q_m = np.zeros((3, 3))
+    q_m[2, 1] = 1e6
+    with pytest.raises(dynid.ModelError, match=(
+            r"^joints.joint2.actuator.lever: motor position 1e\+06 rad \(sample 2 of 3\) of "
+            r"joint 'joint2' is beyond the cylinder's reach: the lever reaches motor positions "
+            rf"from {lo:.6g} to {hi:.6g} rad \(cylinder lengths \|l1 − l2\| = 0.464 m to "
+            r"l1 \+ l2 = 0.61 m; length 0.4841 m at motor position 0\); the joint's limits "
+            r"\[0.1222, 1.641\] rad are motor positions -?[\d.]+ to [\d.]+ rad. Check the "
+            r"motor's zero \(length_at_zero, the encoder's zero\) and that positions are motor "
+            r"angles in rad")):
+        ariane.transmission.basis_state(q_m, 0 * q_m, 0 * q_m)
+    # The joint's limits map inside the reach.
+    ends = lever.evaluate(np.array(lever.limits))[0]
+    assert lo < ends.min() and ends.max() < hi
+
+
 def test_lever_at_a_dead_point_is_refused():
     data = yaml.safe_load(ARIANE_FILE.read_text())
     bad = copy.deepcopy(data)
@@ -182,19 +205,19 @@ def test_screw_without_lever_is_refused():
 
 
 def test_lever_velocities_and_accelerations_match_finite_differences(ariane):
-    """q̇_m = K q̇ and q̈_m = K q̈ + K̇ q̇ against central differences of the motor positions along
-    q(t) = q + v t + a t²/2."""
+    """q̇_m = K q̇ and q̈_m = K q̈ + K̇ q̇ against the time derivatives of the motor positions
+    and velocities along q(t) = q + v t + a t²/2."""
     q, v, a = random_states(ariane, 20, np.random.default_rng(6))
-    trans, h = ariane.transmission, 1e-4
+    trans = ariane.transmission
 
-    def pos(t):
+    def motor(t, k):
         x = q + v * t + 0.5 * a * t * t
-        return trans.actuator_state(x, 0 * x, 0 * x)[0]
+        return trans.actuator_state(x, v + a * t, 0 * x)[k]
 
     _, v_m, a_m, _ = trans.actuator_state(q, v, a)
-    np.testing.assert_allclose(v_m, (pos(h) - pos(-h)) / (2 * h), rtol=1e-7)
-    np.testing.assert_allclose(a_m, (pos(h) - 2 * pos(0) + pos(-h)) / h ** 2,
-                               rtol=1e-5, atol=1e-5 * np.abs(a_m).max())
+    zero, one = np.zeros(1), np.ones(1)
+    assert_derivative(v_m, derivative(lambda t: motor(t, 0), zero, one), what="q̇_m")
+    assert_derivative(a_m, derivative(lambda t: motor(t, 1), zero, one), what="q̈_m")
 
 
 def test_end_of_reach_is_a_dead_point(ariane):

@@ -85,6 +85,11 @@ def _with(path: str, value):
     ("closure/linear", {"rocker": {"crank": 1}}, r"either 'linear' rows or 'passive'"),
     ("joints/coupler", {"limits": {"position": [0, 1]}},
      r"joints.coupler.limits: a passive tree joint .* takes friction only"),
+    ("closure/reference", {"nope": 1}, r"closure.reference.nope: no such tree joint"),
+    ("closure/passive", ["crank", "coupler", "rocker"],
+     r"closure: every tree joint is passive or given a row; at least one must be a basis"),
+    ("closure/cuts/0/frames", ["coupler_tip", "coupler_tip"],
+     r"closure.cuts\[0\].frames: expected two different frames, found 'coupler_tip' twice"),
 ])
 def test_bad_mechanism_entries_are_refused(path, value, match):
     with pytest.raises(dynid.ModelError, match=match):
@@ -93,3 +98,57 @@ def test_bad_mechanism_entries_are_refused(path, value, match):
 
 def test_embedded_mechanism_robots_are_listed():
     assert {"ariane", "dvrk_psm", "dvrk_mtm"} <= set(dynid.embedded_robots())
+
+
+PSM = dynid.models.library._HERE / "dvrk_psm.yaml"
+
+
+def _psm() -> dict:
+    import yaml
+
+    return yaml.safe_load(PSM.read_text())
+
+
+def test_closure_rows_need_their_cuts_or_a_statement_that_there_is_no_loop():
+    """Rows without cuts cannot be checked against any loop: the file must name the cut (so a
+    wrong row of a parallelogram is caught when it loads) or say ``cuts: []`` (a coupling)."""
+    data = _psm()
+    del data["closure"]["cuts"]
+    with pytest.raises(dynid.ModelError, match=r"closure: rows are given under 'linear' but no "
+                                               r"'cuts': if the rows close a loop .* write "
+                                               r"'cuts: \[\]' to say so"):
+        robot_from_mapping(data)
+    data["closure"]["cuts"] = []
+    assert robot_from_mapping(data).closure.cuts == ()
+    # With the cuts, a wrong row of the parallelogram is caught.
+    data = _psm()
+    data["closure"]["linear"]["pitch_top_joint"] = {"outer_pitch": -1}
+    with pytest.raises(dynid.ModelError, match=r"closure does not close: cut "
+                                               r"intermediate_back_pin/top_pin"):
+        robot_from_mapping(data)
+
+
+def test_cuts_that_close_no_loop_of_the_rows_are_refused():
+    data = _psm()
+    data["kinematics"]["frames"] += [{"name": "yaw_pin", "parent": "yaw_link"},
+                                     {"name": "back_pin", "parent": "pitch_back"},
+                                     {"name": "back_pin2", "parent": "pitch_back",
+                                      "xyz": [0.1, 0, 0]}]
+    data["closure"]["cuts"].append({"frames": ["back_pin", "back_pin2"], "type": "point"})
+    with pytest.raises(dynid.ModelError, match=r"closure.cuts\[2\]: frames 'back_pin' and "
+                                               r"'back_pin2' are on the same link, so the cut "
+                                               r"closes no loop"):
+        robot_from_mapping(data)
+    data["closure"]["cuts"][2] = {"frames": ["yaw_pin", "back_pin"]}
+    with pytest.raises(dynid.ModelError, match=r"closure.cuts\[2\]: the loop it closes runs "
+                                               r"through joints \['outer_pitch'\], none of them "
+                                               r"given a row under 'closure.linear'"):
+        robot_from_mapping(data)
+    four_bar = copy.deepcopy(FOUR_BAR)
+    four_bar["kinematics"]["frames"].append({"name": "crank_tip", "parent": "crank_link"})
+    four_bar["closure"]["cuts"].append({"frames": ["crank_tip", "coupler_tip"]})
+    with pytest.raises(dynid.ModelError, match=r"closure.cuts\[1\]: the loop it closes runs "
+                                               r"through joints \['coupler'\], none of them "
+                                               r"listed under 'closure.passive'"):
+        robot_from_mapping({**four_bar, "closure": {**four_bar["closure"],
+                                                    "passive": ["rocker"]}})

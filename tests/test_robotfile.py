@@ -87,6 +87,8 @@ def test_actuator_limits_in_increments(panda_data):
                                            "limits": {"position": [100, 20950],
                                                       "velocity": 2000, "acceleration": 20000,
                                                       "unit": "increments"}}}
+    # joint4 works at negative angles: its motor turns the other way to stay in [0, 20850].
+    panda_data["joints"]["joint4"]["actuator"]["ratio"] = -100
     robot = robot_from_mapping(panda_data)
     lim = robot.actuator_limits
     np.testing.assert_allclose(lim.lower, 0.0)
@@ -192,6 +194,12 @@ BAD = [
     ("gravity", [0, -9.81], r"gravity: expected a list of 3 numbers"),
     ("joints/joint2/actuator/name", "motor1", r"actuator names must be unique"),
     ("joints/joint1", [1, 2], r"joints.joint1: expected a mapping"),
+    ("kinematics/tool", {"name": "link1"}, r"tool frame 'link1': a link or joint of the table "
+                                           r"has this name already"),
+    ("kinematics/modified_dh/2/link", "link1", r"joint 'joint3': link 'link1' is already the "
+                                               r"link of joint 'joint1'"),
+    ("joints/joint1/limits/unit", "increments", r"joints.joint1.limits.unit: joint limits are "
+                                                r"in rad"),
 ]
 
 

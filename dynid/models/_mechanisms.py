@@ -14,6 +14,7 @@ Read by :mod:`dynid.models.robotfile` (see its docstring for the whole format)::
       reference: {j2: 0.4, j3: 1.2}     # nonlinear only: an assembled configuration
       cuts:                             # frame pairs the mechanism keeps together
         - {frames: [tip_a, tip_b], type: revolute}    # or point, weld
+        # cuts: []  says the rows close no loop (gears, belts, a change of coordinates)
     transmission:
       coupling: [[1, 0], [0.7, 1]]      # q_m = C (r ⊙ q), rows and columns in basis order
     springs:
@@ -22,6 +23,14 @@ Read by :mod:`dynid.models.robotfile` (see its docstring for the whole format)::
          rest_length: 0.0613, stiffness: 100}
     cables:
       - {name: q4_cable, joint: q4, coefficients: [0.01, -0.002, 0.0003]}
+
+Each cut closes a loop of the tree (the joints between its two frames), which must hold a
+dependent joint (a row, or a passive joint); the rows are checked against the cuts at positions
+spread over the limits when the file is loaded. ``linear`` rows need ``cuts``: the cut joints of
+the loops they close, or ``cuts: []`` to say that they close none, so that a row of a loop is
+never left unchecked by omission. A URDF's ``<mimic>`` joints are rows of their own (joint =
+multiplier · leader + offset), added to the ``linear`` rows, or making the whole closure when
+there is no ``closure`` section; they are not basis coordinates and cannot be given rows here.
 
 and, per joint, ``actuator.lever`` (a :class:`~dynid.models.levers.LeverScrew`) and
 ``actuator.screw`` (its translating mass and friction, :func:`~dynid.models.levers.screw_dynamics`).
@@ -35,8 +44,8 @@ import numpy as np
 import pinocchio as pin
 
 from . import _schema as S
-from .closures import Closure, IdentityClosure, LinearClosure
-from .cuts import CUT_KINDS, Cut, add_frame
+from .closures import Closure, LinearClosure
+from .cuts import CUT_KINDS, Cut, add_frame, loop_joints
 from .levers import LeverScrew, screw_dynamics
 from .loops import LoopClosure
 from .springs import CableTorque, LinearSpring, TorsionalSpring
@@ -83,18 +92,23 @@ def _cuts(value: object) -> list[Cut]:
         e = S.mapping(entry, path, _CUT, required=("frames",))
         frames = e["frames"]
         if not isinstance(frames, list) or len(frames) != 2:
-            raise S.fail(f"{path}.frames", f"expected two frame names, found {frames!r}")
+            raise S.fail(f"{path}.frames", f"expected two frame names, found "
+                                           f"{S.excerpt(frames)}")
         kind = S.text(e.get("type", "revolute"), f"{path}.type", CUT_KINDS)
-        cuts.append(Cut((S.text(frames[0], f"{path}.frames[0]"),
-                         S.text(frames[1], f"{path}.frames[1]")), kind,
-                        S.text(e["name"], f"{path}.name") if "name" in e else ""))
+        pair = (S.text(frames[0], f"{path}.frames[0]"), S.text(frames[1], f"{path}.frames[1]"))
+        if pair[0] == pair[1]:
+            raise S.fail(f"{path}.frames", f"expected two different frames, found {pair[0]!r} "
+                                           "twice; a cut joins the frames on either side of a "
+                                           "loop's cut joint")
+        cuts.append(Cut(pair, kind, S.text(e["name"], f"{path}.name") if "name" in e else ""))
     return cuts
 
 
 def closure(value: object, tree: Tree) -> Closure:
-    """The closure described by the ``closure`` section (identity when absent)."""
+    """The closure described by the ``closure`` section (when absent: the identity, or the
+    rows of the URDF's mimic joints)."""
     if value is None:
-        return IdentityClosure(tree.joint_names)
+        return tree.default_closure()
     c = S.mapping(value, "closure", _CLOSURE)
     names = list(tree.joint_names)
     if "linear" in c and "passive" in c:
@@ -102,26 +116,81 @@ def closure(value: object, tree: Tree) -> Closure:
     linear = S.mapping(c.get("linear"), "closure.linear", S.ANY)
     passive = c.get("passive", [])
     if not isinstance(passive, list):
-        raise S.fail("closure.passive", f"expected a list of tree joints, found {passive!r}")
+        raise S.fail("closure.passive", f"expected a list of tree joints, found "
+                                        f"{S.excerpt(passive)}")
+    passive = [S.text(p, f"closure.passive[{i}]") for i, p in enumerate(passive)]
     for key in [*linear, *passive]:
         if key not in names:
-            raise S.fail(f"closure.{'linear' if key in linear else 'passive'}.{key}",
-                         f"no such tree joint; tree joints are {names}")
-    dependent = set(linear) | set(passive)
+            raise S.fail(f"closure.{'linear' if key in linear else 'passive'}.{S.key(key)}",
+                         f"no such tree joint; tree joints are {S.names(names)}")
+    follows = {m.joint: m for m in tree.mimic}
+    _check_mimic_rows(follows, linear, passive)
+    dependent = set(linear) | set(passive) | set(follows)
     basis = c.get("basis", [j for j in names if j not in dependent])
-    if not isinstance(basis, list) or not basis or len(set(basis)) != len(basis):
-        raise S.fail("closure.basis", f"expected a list of distinct names, found {basis!r}")
-    basis = [S.text(b, "closure.basis") for b in basis]
+    if "basis" not in c and not basis:
+        raise S.fail("closure", "every tree joint is passive or given a row; at least one must "
+                                "be a basis coordinate (an independent one)")
+    if not isinstance(basis, list) or not basis:
+        raise S.fail("closure.basis", f"expected a list of distinct names, found "
+                                      f"{S.excerpt(basis)}")
+    basis = [S.text(b, f"closure.basis[{i}]") for i, b in enumerate(basis)]
+    if len(set(basis)) != len(basis):
+        raise S.fail("closure.basis", f"expected a list of distinct names, found "
+                                      f"{S.names(basis)}")
+    mimicking = [b for b in basis if b in follows]
+    if mimicking:
+        m = follows[mimicking[0]]
+        raise S.fail("closure.basis", f"{m.joint!r} mimics {m.leader!r} in the URDF, so it is "
+                                      "not a basis coordinate; remove it from the basis")
     cuts = _cuts(c.get("cuts"))
     if passive:
         if "basis" in c and any(b not in names or b in passive for b in basis):
             raise S.fail("closure.basis", "with passive joints the basis coordinates are the "
-                                          f"other tree joints, found {basis}")
-        reference = {k: S.number(v, f"closure.reference.{k}") for k, v in
+                                          f"other tree joints, found {S.names(basis)}")
+        reference = {k: S.number(v, f"closure.reference.{S.key(k)}") for k, v in
                      S.mapping(c.get("reference"), "closure.reference", S.ANY).items()}
+        unknown = [k for k in reference if k not in names]
+        if unknown:
+            raise S.fail(f"closure.reference.{S.key(unknown[0])}",
+                         f"no such tree joint; tree joints are {S.names(names)}")
+        _check_loops(tree, cuts, set(passive), "passive")
         return LoopClosure(tree, basis, cuts, reference=reference)
     if "reference" in c:
         raise S.fail("closure.reference", "a reference assembly belongs to passive joints")
+    if linear and c.get("cuts") is None:
+        raise S.fail("closure", "rows are given under 'linear' but no 'cuts': if the rows "
+                                "close a loop (a parallelogram), name the frames its cut joint "
+                                "keeps together under 'cuts', so that the rows are checked "
+                                "against the loop when the file is loaded; if they only couple "
+                                "joints (gears, belts, a change of coordinates), write "
+                                "'cuts: []' to say so")
+    A, b = _rows(names, basis, linear, follows)
+    _check_loops(tree, cuts, set(linear) | set(follows), "linear")
+    try:
+        return LinearClosure(A, basis, offset=b, cuts=cuts)
+    except S.ModelError as exc:
+        raise S.fail("closure", str(exc)) from None
+
+
+def _check_mimic_rows(follows: dict, linear: dict, passive: list[str]) -> None:
+    if not follows:
+        return
+    if passive:
+        raise S.fail("closure.passive", f"the URDF's mimic joints {S.names(follows)} are "
+                                        "linear closure rows, which a loop solved for passive "
+                                        "joints cannot hold; lock them, or describe the "
+                                        "mechanism with 'linear' rows")
+    given = [j for j in linear if j in follows]
+    if given:
+        m = follows[given[0]]
+        raise S.fail(f"closure.linear.{m.joint}", f"this joint mimics {m.leader!r} in the URDF,"
+                                                  " which gives its row already; remove the "
+                                                  "row here (or the <mimic> in the URDF)")
+
+
+def _rows(names: list[str], basis: list[str], linear: dict, follows: dict
+          ) -> tuple[np.ndarray, np.ndarray]:
+    """``A`` and ``b`` of a linear closure: basis joints, rows, then mimic joints."""
     A, b = np.zeros((len(names), len(basis))), np.zeros(len(names))
     for j, joint in enumerate(names):
         if joint in linear:
@@ -134,17 +203,46 @@ def closure(value: object, tree: Tree) -> Closure:
                     A[j, basis.index(key)] = x
         elif joint in basis:
             A[j, basis.index(joint)] = 1.0
-        else:
-            raise S.fail("closure", f"tree joint {joint!r} is neither a basis coordinate nor "
-                                    "given a row under 'linear'")
+        elif joint not in follows:
+            raise S.fail("closure", f"tree joint {joint!r} is neither a basis coordinate "
+                                    f"(closure.basis: {S.names(basis)}) nor given a row under "
+                                    "'linear'")
+    for joint, m in follows.items():  # leaders mimic nothing, so their rows are set
+        j, lead = names.index(joint), names.index(m.leader)
+        A[j], b[j] = m.multiplier * A[lead], m.multiplier * b[lead] + m.offset
     unused = [bn for k, bn in enumerate(basis) if not np.any(A[:, k])]
     if unused:
-        raise S.fail("closure.basis", f"basis coordinates {unused} move no tree joint")
-    return LinearClosure(A, basis, offset=b, cuts=cuts)
+        raise S.fail("closure.basis", f"basis coordinates {S.names(unused)} move no tree "
+                                      "joint")
+    return A, b
 
 
-def drive(act: dict, path: str, limits: tuple[float, float], ratio: float) -> Drive:
-    """A gear, or a ball-screw lever when ``actuator.lever`` is given."""
+def _check_loops(tree: Tree, cuts: list[Cut], dependent: set[str], kind: str) -> None:
+    """Each cut closes a loop that holds a dependent joint (a row, or a passive joint)."""
+    for i, cut in enumerate(cuts):
+        try:
+            joints = loop_joints(tree.model, cut)
+        except S.ModelError as exc:
+            raise S.fail(f"closure.cuts[{i}]", str(exc)) from None
+        if not joints:
+            raise S.fail(f"closure.cuts[{i}]", f"frames {cut.frames[0]!r} and {cut.frames[1]!r} "
+                                               "are on the same link, so the cut closes no "
+                                               "loop; a cut joins the two links on either side "
+                                               "of a loop's cut joint")
+        loop = [tree.joint_names[t] for t in joints]
+        if not dependent & set(loop):
+            what = ("given a row under 'closure.linear'" if kind == "linear"
+                    else "listed under 'closure.passive'")
+            raise S.fail(f"closure.cuts[{i}]", f"the loop it closes runs through joints "
+                                               f"{S.names(loop)}, none of them {what}: a loop "
+                                               "makes some of its joints depend on the others;"
+                                               " give them rows (or make them passive)")
+
+
+def drive(act: dict, path: str, limits: tuple[float, float], ratio: float,
+          joint: str = "") -> Drive:
+    """A gear, or a ball-screw lever when ``actuator.lever`` is given (``joint``: the joint it
+    drives, for messages)."""
     if "lever" not in act:
         if "screw" in act:
             raise S.fail(f"{path}.screw", "screw parameters need a lever (actuator.lever)")
@@ -152,11 +250,9 @@ def drive(act: dict, path: str, limits: tuple[float, float], ratio: float) -> Dr
     lev = S.mapping(act["lever"], f"{path}.lever", _LEVER,
                     required=("l1", "l2", "beta", "pitch"))
     v = {k: S.number(lev[k], f"{path}.lever.{k}", positive=k != "beta") for k in lev}
-    try:
-        return LeverScrew(v["l1"], v["l2"], v["beta"], v["pitch"], ratio,
-                          length_at_zero=v.get("length_at_zero"), limits=limits, name=path)
-    except S.ModelError as exc:
-        raise S.fail(f"{path}.lever", str(exc)) from None
+    return LeverScrew(v["l1"], v["l2"], v["beta"], v["pitch"], ratio,
+                      length_at_zero=v.get("length_at_zero"), limits=limits,
+                      name=f"{path}.lever", joint=joint)
 
 
 def screw_term(act: dict, path: str, motor: str, row: int, lever: Drive,
@@ -166,6 +262,8 @@ def screw_term(act: dict, path: str, motor: str, row: int, lever: Drive,
         return None
     sc = S.mapping(act["screw"], f"{path}.screw", _SCREW)
     v = {k: S.number(sc[k], f"{path}.screw.{k}", nonnegative=True) for k in sc}
+    if not v:  # no screw quantity given: none modelled
+        return None
     return screw_dynamics(motor, row, lever.lead, mass=v.get("mass"),
                           viscous=v.get("viscous"), coulomb=v.get("coulomb"),
                           smoothing=smoothing)
@@ -179,7 +277,7 @@ def coupling(value: object, n: int) -> np.ndarray | None:
         return None
     rows = t["coupling"]
     if not isinstance(rows, list) or len(rows) != n:
-        found = f"{len(rows)} rows" if isinstance(rows, list) else repr(rows)
+        found = f"{len(rows)} rows" if isinstance(rows, list) else S.excerpt(rows)
         raise S.fail("transmission.coupling", f"coupling matrix: expected {n} rows of {n} "
                                               f"numbers (one per actuator), found {found}")
     return np.array([S.numbers(r, f"transmission.coupling[{i}]", n)
@@ -192,8 +290,8 @@ def _target(joint: object, path: str, basis: Sequence[str], tree: Tree) -> tuple
         return list(basis).index(name), "basis"
     if name in tree.joint_names:
         return tree.joint_names.index(name), "tree"
-    raise S.fail(path, f"no such coordinate; basis coordinates are {list(basis)}, tree "
-                       f"joints are {list(tree.joint_names)}")
+    raise S.fail(path, f"no such coordinate; basis coordinates are {S.names(basis)}, tree "
+                       f"joints are {S.names(tree.joint_names)}")
 
 
 def springs_and_cables(top: dict, basis: Sequence[str], tree: Tree) -> list[Term]:

@@ -76,6 +76,11 @@ class Closure(ABC):
     def is_identity(self) -> bool:
         return False
 
+    def tree_joints(self, tree_names: Sequence[str]) -> list[int | None]:
+        """Per basis coordinate, the index of the tree joint it is (same name, ``q_t = q`` on
+        it), or ``None``: such a coordinate takes that joint's limits."""
+        return [None] * self.n_basis
+
     def check(self, tree, q: np.ndarray, *, tolerance: float = 1e-9) -> float:
         """Largest cut residual (m or rad) over the basis positions ``q`` (N, n).
 
@@ -114,6 +119,9 @@ class IdentityClosure(Closure):
     @property
     def is_identity(self) -> bool:
         return True
+
+    def tree_joints(self, tree_names):
+        return list(range(self.n_basis))
 
 
 class LinearClosure(Closure):
@@ -159,6 +167,15 @@ class LinearClosure(Closure):
 
     def jacobian(self, q):
         return np.broadcast_to(self.matrix, (q.shape[0], *self.matrix.shape))
+
+    def tree_joints(self, tree_names):
+        out: list[int | None] = []
+        for k, name in enumerate(self.basis_names):
+            t = list(tree_names).index(name) if name in tree_names else None
+            unit = t is not None and self.offset[t] == 0 and self.matrix[t, k] == 1 \
+                and np.count_nonzero(self.matrix[t]) == 1
+            out.append(t if unit else None)
+        return out
 
     def __repr__(self) -> str:
         return f"LinearClosure({self.n_basis} basis → {self.n_tree} tree joints)"

@@ -20,9 +20,10 @@ from dataclasses import dataclass
 import numpy as np
 import pinocchio as pin
 
+from .._files import name_list
 from ..errors import ModelError
 
-__all__ = ["CUT_KINDS", "Cut", "add_frame", "cut_equations", "cut_residuals"]
+__all__ = ["CUT_KINDS", "Cut", "add_frame", "cut_equations", "cut_residuals", "loop_joints"]
 
 CUT_KINDS = ("point", "revolute", "weld")
 _WORLD = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
@@ -64,7 +65,7 @@ def add_frame(model: pin.Model, name: str, parent: str, placement: pin.SE3) -> i
     if not model.existFrame(parent):
         names = [f.name for f in model.frames]
         raise ModelError(f"frame {name!r}: parent {parent!r} is neither a link nor a frame of "
-                         f"the tree; known frames are {names}")
+                         f"the tree; known frames are {name_list(names)}")
     # A link and its joint may share a name: prefer the link (body) frame.
     fid = next((i for i, f in enumerate(model.frames)
                 if f.name == parent and f.type == pin.FrameType.BODY),
@@ -84,6 +85,15 @@ def _frame_ids(model: pin.Model, cuts: Sequence[Cut]) -> list[tuple[int, int]]:
                                  "kinematics.frames")
         ids.append(tuple(model.getFrameId(f) for f in cut.frames))
     return ids
+
+
+def loop_joints(model: pin.Model, cut: Cut) -> list[int]:
+    """Tree indices (joint id − 1) of the joints on the loop a cut closes: those between
+    either frame and the links' common ancestor, in tree order."""
+    (fa, fb), = _frame_ids(model, [cut])
+    a = set(model.supports[model.frames[fa].parentJoint])
+    b = set(model.supports[model.frames[fb].parentJoint])
+    return sorted(j - 1 for j in a ^ b)
 
 
 def cut_residuals(tree, cuts: Sequence[Cut], q_t: np.ndarray) -> np.ndarray:

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import pinocchio as pin
 
+from .._files import name_list
 from ..errors import ModelError
 from .tree import Tree
 
@@ -46,11 +47,19 @@ class LinkInertia:
     def __post_init__(self) -> None:
         if not self.mass >= 0:
             raise ModelError(f"mass: expected a value ≥ 0, found {self.mass}")
-        eig = np.linalg.eigvalsh(self.tensor)
-        if eig[0] < -1e-12 or 2 * eig.max() > eig.sum() * (1 + 1e-9):
+        if not np.isfinite(self.mass):
+            raise ModelError(f"mass: expected a finite value, found {self.mass}")
+        if not np.all(np.isfinite(self.com)):
+            raise ModelError(f"com: expected finite values, found {tuple(self.com)}")
+        tensor = self.tensor
+        if not np.all(np.isfinite(tensor)):
+            raise ModelError(f"inertia: expected finite values, found {tuple(self.inertia)}")
+        scale = float(np.abs(tensor).max()) or 1.0
+        eig = np.linalg.eigvalsh(tensor / scale)  # scaled: no overflow for huge values
+        if eig[0] < -1e-12 / scale or 2 * eig.max() > eig.sum() * (1 + 1e-9):
             raise ModelError(f"inertia: not a physical inertia about the centre of mass "
-                             f"(principal moments {eig}); they must be ≥ 0 and satisfy the "
-                             "triangle inequalities")
+                             f"(principal moments {eig * scale}); they must be ≥ 0 and "
+                             "satisfy the triangle inequalities")
 
     @property
     def tensor(self) -> np.ndarray:
@@ -135,10 +144,15 @@ def build_tree(rows: Sequence[DHJoint], *, convention: str = "modified",
         raise ModelError("DH table: expected at least one joint row, found none")
     inertias = dict(inertias or {})
     links = [row.link or f"link{i + 1}" for i, row in enumerate(rows)]
+    for i, link in enumerate(links):
+        if link in links[:i]:
+            raise ModelError(f"joint {rows[i].name!r}: link {link!r} is already the link of "
+                             f"joint {rows[links.index(link)].name!r}; every joint moves a link "
+                             "of its own (link names must be unique)")
     unknown = set(inertias) - set(links)
     if unknown:
-        raise ModelError(f"inertial priors given for unknown links {sorted(unknown)}; "
-                         f"links are {links}")
+        raise ModelError(f"inertial priors given for unknown links "
+                         f"{name_list(sorted(unknown))}; links are {name_list(links)}")
     parents = []
     for i, row in enumerate(rows):
         if row.type not in ("revolute", "prismatic"):
@@ -147,7 +161,7 @@ def build_tree(rows: Sequence[DHJoint], *, convention: str = "modified",
         parent = row.parent or (links[i - 1] if i else base)
         if parent not in (base, *links[:i]):
             raise ModelError(f"joint {row.name!r}: parent link {parent!r} is not defined before "
-                             f"it; known links are {[base, *links[:i]]}")
+                             f"it; known links are {name_list([base, *links[:i]])}")
         if convention == "classic" and (row.parent or row.gamma or row.b):
             raise ModelError(f"joint {row.name!r}: parent, gamma and b belong to the "
                              "modified (Khalil–Kleinfinger) convention; use it for trees")
@@ -176,6 +190,9 @@ def build_tree(rows: Sequence[DHJoint], *, convention: str = "modified",
     if tool is not None:
         last = links[-1]
         frame = _modified(tool) if convention == "modified" else tail[last] * _classic(tool)
+        if model.existFrame(tool.name) or tool.name == base:
+            raise ModelError(f"tool frame {tool.name!r}: a link or joint of the table has this "
+                             "name already; give the tool another name")
         model.addFrame(pin.Frame(tool.name, joint_of[last], frame, pin.FrameType.OP_FRAME))
     return Tree.from_model(model, tuple(links[i] for i in order))
 

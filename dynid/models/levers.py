@@ -62,12 +62,16 @@ class LeverScrew(Drive):
     limits
         Joint position range (rad) the actuator works in; it must hold no dead point, and it
         picks the assembly branch (sign of ``sin(q + β)``) for :meth:`inverse`.
+    name, joint
+        Names for messages: the actuator (e.g. its robot-file path) and the joint it drives.
     """
 
     def __init__(self, l1: float, l2: float, beta: float, pitch: float, ratio: float = 1.0, *,
                  length_at_zero: float | None = None,
-                 limits: tuple[float, float] | None = None, name: str = "lever"):
-        self.name = name
+                 limits: tuple[float, float] | None = None, name: str = "lever",
+                 joint: str = ""):
+        self.name, self.joint = name, joint
+        self.limits = None if limits is None else (float(limits[0]), float(limits[1]))
         for key, value in (("l1", l1), ("l2", l2), ("pitch", pitch)):
             if not np.isfinite(value) or value <= 0:
                 raise ModelError(f"{name}.{key}: expected a length > 0 m, found {value}")
@@ -79,6 +83,11 @@ class LeverScrew(Drive):
         self.pitch, self.ratio = float(pitch), float(ratio)
         self.length_at_zero = abs(l1 - l2) if length_at_zero is None else float(length_at_zero)
         self.scale = 2 * np.pi * self.ratio / self.pitch   # motor rad per m of cylinder
+        if not 1e-100 < abs(self.scale) < 1e100 or not np.isfinite(self.length_at_zero):
+            raise ModelError(f"{name}: ratio {ratio:g} and pitch {pitch:g} m give "
+                             f"{self.scale:.3g} motor rad per m of cylinder, too far from any "
+                             "real screw to compute with; check their units (pitch in m per "
+                             "screw turn, ratio in motor turns per screw turn)")
         self.branch, self.center = 1.0, 0.0
         if limits is not None:
             self._check_range(*limits, label=name)
@@ -106,15 +115,26 @@ class LeverScrew(Drive):
                 f"multiple of π, the cylinder lies along the lever arm (l2 sin α = 0) and the "
                 "motor cannot move the joint. Change beta or the joint limits")
 
+    @property
+    def _of(self) -> str:
+        return f" of joint {self.joint!r}" if self.joint else ""
+
+    def reach(self) -> tuple[float, float]:
+        """Lowest and highest motor positions (rad) the cylinder reaches: its lengths from
+        ``|l1 − l2|`` to ``l1 + l2``."""
+        ends = self.scale * (np.array([abs(self.l1 - self.l2), self.l1 + self.l2])
+                             - self.length_at_zero)
+        return float(ends.min()), float(ends.max())
+
     def length(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Cylinder length ``q_p`` (m) and its first two derivatives in ``q`` at (N,)."""
         theta = q + self.beta
         dead = np.abs(np.sin(theta)) < 1e-9
         if np.any(dead):
             k = int(np.argmax(dead))
-            raise ModelError(f"{self.name}: lever at a dead point at joint angle {q[k]:.6g} rad "
-                             "(q + beta is a multiple of π); the motor cannot move the joint "
-                             "there, so no motor-side model exists")
+            raise ModelError(f"{self.name}: lever{self._of} at a dead point at joint angle "
+                             f"{q[k]:.6g} rad (q + beta is a multiple of π); the motor cannot "
+                             "move the joint there, so no motor-side model exists")
         return cosine_law(self.l1, self.l2, theta)
 
     def evaluate(self, q):
@@ -127,8 +147,8 @@ class LeverScrew(Drive):
         cos = (self.l1 ** 2 + self.l2 ** 2 - qp ** 2) / (2 * self.l1 * self.l2)
         beyond = np.abs(cos) > 1 + 1e-12
         if strict and np.any(beyond):
-            raise ModelError(f"{self.name}: motor position(s) beyond the cylinder's reach "
-                             f"(lengths between |l1 − l2| and l1 + l2)")
+            raise ModelError(self._beyond(np.atleast_1d(np.asarray(g, dtype=float)),
+                                          np.atleast_1d(beyond)))
         if not strict:
             # The ends of the reach are dead points, where the drive has no velocity ratio.
             beyond |= np.sqrt(np.maximum(1.0 - cos * cos, 0.0)) < 1e-9
@@ -136,6 +156,23 @@ class LeverScrew(Drive):
         q = theta - self.beta
         # The representative of q + 2πk nearest to the working range.
         return q + 2 * np.pi * np.round((self.center - q) / (2 * np.pi))
+
+    def _beyond(self, g: np.ndarray, beyond: np.ndarray) -> str:
+        k = int(np.argmax(beyond))
+        lo, hi = self.reach()
+        sample = f" (sample {k} of {g.size})" if g.size > 1 else ""
+        working = ""
+        if self.limits is not None:
+            ends = np.sort(self.evaluate(np.array(self.limits))[0])
+            working = (f"; the joint's limits [{self.limits[0]:.4g}, {self.limits[1]:.4g}] rad "
+                       f"are motor positions {ends[0]:.6g} to {ends[1]:.6g} rad")
+        return (f"{self.name}: motor position {g[k]:.6g} rad{sample}{self._of} is beyond the "
+                f"cylinder's reach: the lever reaches motor positions from {lo:.6g} to "
+                f"{hi:.6g} rad (cylinder lengths |l1 − l2| = {abs(self.l1 - self.l2):.4g} m "
+                f"to l1 + l2 = {self.l1 + self.l2:.4g} m; length {self.length_at_zero:.4g} m "
+                f"at motor position 0){working}. Check the motor's zero (length_at_zero, the "
+                "encoder's zero) and that positions are motor angles in rad (increments "
+                "converted with the encoder's resolution)")
 
     def __repr__(self) -> str:
         return (f"LeverScrew(l1={self.l1:g}, l2={self.l2:g}, beta={self.beta:.4g}, "
@@ -151,7 +188,7 @@ def screw_dynamics(motor: str, row: int, lead: float, *, mass: float | None = No
     given; their columns are ``c² q̈_m``, ``c² q̇_m`` and ``|c| sgn q̇_m`` with ``c = lead``
     (m/rad), Leborne (3) seen from the motor.
     """
-    if not np.isfinite(lead) or lead == 0:
+    if not 1e-100 < abs(lead) < 1e100:  # also keeps lead² finite and non-zero
         raise ModelError(f"{motor}: screw lead must be finite and non-zero, found {lead}")
     priors = {q: (k, v) for q, k, v in (("inertia", "mt", mass), ("viscous", "fvt", viscous),
                                          ("coulomb", "fct", coulomb)) if v is not None}

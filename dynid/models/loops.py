@@ -29,6 +29,7 @@ from .cuts import Cut, _frame_ids, cut_equations
 __all__ = ["LoopClosure"]
 
 _STEP = 0.2  # largest basis step (rad or m) between Newton solves of one continuation
+_MAX_STEPS = 1000  # longest continuation (200 rad or m): bounds the time of one solve
 
 
 class LoopClosure(NonlinearClosure):
@@ -88,6 +89,14 @@ class LoopClosure(NonlinearClosure):
                              f"{list(self.passive_names)}; add a cut or make a joint a basis "
                              "coordinate")
 
+    def tree_joints(self, tree_names):
+        return [int(t) for t in self._b]
+
+    @property
+    def basis_reference(self) -> np.ndarray:
+        """The basis coordinates of the reference assembly (n,)."""
+        return self.reference[self._b].copy()
+
     def _not_closing(self, q: np.ndarray) -> str:
         return (f"closure does not close: the loops {[c.name for c in self.cuts]} cannot be "
                 f"assembled at basis position {np.round(q, 4).tolist()} (no solution of the cut "
@@ -117,7 +126,15 @@ class LoopClosure(NonlinearClosure):
     def _solve(self, q: np.ndarray, start: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Tree positions at basis position ``q`` by continuation from ``start``, and the cut
         Jacobian there."""
-        steps = max(1, int(np.ceil(np.abs(q - start[self._b]).max() / _STEP)))
+        distance = np.abs(q - start[self._b]).max()
+        if not distance <= _MAX_STEPS * _STEP:
+            raise ModelError(
+                f"loop closure: basis position {np.round(q, 4).tolist()} is {distance:.3g} "
+                f"(rad or m) from the last assembled position; the loops are followed from it "
+                f"in steps of {_STEP:g}, at most {_MAX_STEPS} of them. Evaluate positions in "
+                "sequence (a trajectory), or keep the basis coordinates within their real "
+                "range")
+        steps = max(1, int(np.ceil(distance / _STEP)))
         q_t, q0 = start.copy(), start[self._b].copy()
         for s in range(1, steps + 1):
             q_t[self._b] = q0 + (q - q0) * s / steps

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from ..errors import ModelError
-from .closures import Closure, IdentityClosure
+from .closures import Closure, LinearClosure
 from .parameters import GROUPS, ParameterSet
 from .terms import Term
 from .transmissions import Transmission
@@ -83,10 +83,11 @@ class Robot:
     def __post_init__(self) -> None:
         set_ = object.__setattr__
         if self.closure is None:
-            set_(self, "closure", IdentityClosure(self.tree.joint_names))
+            set_(self, "closure", self.tree.default_closure())
         if self.closure.n_tree != self.tree.n:
             raise ModelError(f"closure maps to {self.closure.n_tree} tree coordinates but the "
                              f"tree has {self.tree.n} joints")
+        _check_mimic(self.tree, self.closure)
         n = self.closure.n_basis
         if self.transmission is None:
             set_(self, "transmission", Transmission.direct([f"motor{i + 1}" for i in range(n)]))
@@ -100,6 +101,9 @@ class Robot:
                              "give actuator torque_constant values or output torque")
         dims = {"tree": self.tree.n, "basis": n, "actuator": n}
         for term in self.terms:
+            if not term.parameters:
+                raise ModelError(f"{term!r}: a term without parameters; give at least one of "
+                                 "its quantities, or leave the term out")
             if any(not 0 <= r < dims[term.space] for r in term.rows):
                 raise ModelError(f"{term!r}: rows {term.rows} outside the {term.space} space "
                                  f"of size {dims[term.space]}")
@@ -115,9 +119,12 @@ class Robot:
         set_(self, "term_columns", tuple(columns))
         if self.limits is None:
             lim = Limits.unbounded(n)
-            if self.closure.is_identity:
-                lower, upper, velocity, effort = self.tree.limits()
-                lim = replace(lim, lower=lower, upper=upper, velocity=velocity, effort=effort)
+            tree_limits = self.tree.limits()
+            for k, t in enumerate(self.closure.tree_joints(self.tree.joint_names)):
+                if t is not None:  # a basis coordinate that is a tree joint takes its limits
+                    for key, x in zip(("lower", "upper", "velocity", "effort"), tree_limits,
+                                      strict=True):
+                        getattr(lim, key)[k] = x[t]
             set_(self, "limits", lim)
         if self.actuator_limits is None:
             set_(self, "actuator_limits", Limits.unbounded(n))
@@ -126,9 +133,12 @@ class Robot:
                 if np.shape(getattr(lim, key)) != (n,):
                     raise ModelError(f"{label}.{key}: expected {n} values, found shape "
                                      f"{np.shape(getattr(lim, key))}")
-            if np.any(lim.lower >= lim.upper):
+            if np.any(~(lim.lower < lim.upper)):
+                k = int(np.argmax(~(lim.lower < lim.upper)))
+                names = (self.closure.basis_names if label == "limits"
+                         else self.transmission.names)
                 raise ModelError(f"{label}: every lower position limit must be below the upper "
-                                 f"one, found {lim.lower} and {lim.upper}")
+                                 f"one; {names[k]} has [{lim.lower[k]:g}, {lim.upper[k]:g}]")
 
     # Shapes and names ------------------------------------------------------------------------
     @property
@@ -184,3 +194,22 @@ class Robot:
     def __repr__(self) -> str:
         return (f"Robot({self.name!r}: {self.n} coordinates, {self.tree.n} tree joints, "
                 f"{len(self.parameters)} parameters, output {self.output})")
+
+
+def _check_mimic(tree: Tree, closure: Closure) -> None:
+    """A closure keeps the tree's mimic joints (URDF ``<mimic>``) following their leaders."""
+    for m in tree.mimic:
+        where = (f"tree joint {m.joint!r} mimics {m.leader!r} (q = {m.multiplier:g}·q_leader "
+                 f"+ {m.offset:g}) in the URDF")
+        if not isinstance(closure, LinearClosure):
+            raise ModelError(f"{where}, which only a linear closure can keep; leave the closure "
+                             "out (the tree's default_closure() has the mimic rows), or lock "
+                             "the joints")
+        t, lead = tree.joint_names.index(m.joint), tree.joint_names.index(m.leader)
+        A, b = closure.matrix, closure.offset
+        if not (np.allclose(A[t], m.multiplier * A[lead], rtol=1e-12, atol=1e-12)
+                and np.isclose(b[t], m.multiplier * b[lead] + m.offset, rtol=1e-12,
+                               atol=1e-12)):
+            raise ModelError(f"{where}, but the closure's row of {m.joint!r} does not follow "
+                             "it; its row must be the multiplier times the leader's row, plus "
+                             "the offset")

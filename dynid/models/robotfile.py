@@ -37,6 +37,13 @@ lever actuator ``actuator.lever`` / ``actuator.screw``) are described in
 give ``friction`` to passive tree joints.
 
 Numbers may be written as expressions of ``pi`` and ``deg`` (π/180): ``-pi/2``, ``30*deg``.
+Numbers must be finite (position and rate limits may be ``.inf``), and the model is evaluated
+once when the file is loaded, so values far too large to compute with are refused there.
+
+A URDF is checked before it is read (:mod:`dynid.models._urdf`): physical masses and inertias,
+finite origins, one tree. Its ``<mimic>`` joints follow their leaders through the closure. The
+file itself is read with bounds (:mod:`dynid._files`): at most 1 MB of UTF-8 text, and at most
+100 000 YAML nodes once anchors and aliases are expanded.
 Friction and actuator quantities that are given get a parameter (with the value as prior); those
 left out are not modelled.
 """
@@ -49,12 +56,14 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from .._files import read_structured
+from .._files import load_yaml, read_structured
 from ..errors import ModelError
 from . import _mechanisms as M
 from . import _schema as S
 from .base import random_states
 from .dh import DHJoint, LinkInertia, build_tree
+from .loops import LoopClosure
+from .regressor import Regressor
 from .robot import OUTPUTS, Limits, Robot
 from .terms import armature, joint_friction, motor_dynamics
 from .transmissions import Transmission
@@ -74,12 +83,15 @@ _ENCODER = ("increments_per_turn", "zero")
 _FRICTION = ("viscous", "coulomb", "offset", "smoothing")
 _ACTUATOR = ("name", "ratio", "rotor_inertia", "armature", "viscous", "coulomb",
              "torque_constant", "smoothing", "encoder", "limits", "lever", "screw")
+#: Largest robot file read (bytes); the embedded ones are a few kB.
+MAX_BYTES = 2 ** 20
 
 
 def load_robot_file(path: str | Path) -> Robot:
     """Read and validate a robot file."""
     path = Path(path)
-    data = read_structured(path, "robot file", "YAML", yaml.safe_load, yaml.YAMLError, ModelError)
+    data = read_structured(path, "robot file", "YAML", load_yaml, yaml.YAMLError, ModelError,
+                           max_bytes=MAX_BYTES)
     return robot_from_mapping(data, base_dir=path.parent, default_name=path.stem)
 
 
@@ -89,7 +101,7 @@ def robot_from_mapping(data: object, *, base_dir: str | Path = ".",
     top = S.mapping(data, "robot file", _TOP, required=("kinematics",))
     name = S.text(top.get("name", default_name), "name")
     if "description" in top:
-        S.text(top["description"], "description")
+        S.text(top["description"], "description", max_length=100_000)
     gravity = S.numbers(top.get("gravity", [0.0, 0.0, -9.81]), "gravity", 3)
     output = S.text(top.get("output", "joint_torque"), "output", OUTPUTS)
     links = _links(top.get("links"))
@@ -103,11 +115,12 @@ def robot_from_mapping(data: object, *, base_dir: str | Path = ".",
     terms, drives, motors, constants, encoders = [], [], [], [], []
     joint_limits, motor_limits = [], []
     lower, upper, velocity, effort = tree.limits()
+    same = closure.tree_joints(tree.joint_names)
     for j, joint in enumerate(basis):
         entry, path = entries[joint], f"joints.{joint}"
         t = tree.joint_names.index(joint) if joint in tree.joint_names else None
         defaults = (-np.inf, np.inf, np.inf, np.inf, np.inf)
-        if t is not None and closure.is_identity:
+        if same[j] is not None:  # a tree joint: its limits are the defaults
             defaults = (lower[t], upper[t], velocity[t], np.inf, effort[t])
         joint_limits.append(_limits(entry.get("limits"), f"{path}.limits", defaults))
         prismatic = t is not None and tree.joint_types[t] == "prismatic"
@@ -116,7 +129,7 @@ def robot_from_mapping(data: object, *, base_dir: str | Path = ".",
         path += ".actuator"
         motor = S.text(act.get("name", f"motor{j + 1}"), f"{path}.name")
         ratio = S.number(act.get("ratio", 1.0), f"{path}.ratio", nonzero=True)
-        drives.append(M.drive(act, path, joint_limits[-1][:2], ratio))
+        drives.append(M.drive(act, path, joint_limits[-1][:2], ratio, joint))
         motors.append(motor)
         constants.append(S.number(act["torque_constant"], f"{path}.torque_constant",
                                   positive=True) if "torque_constant" in act else None)
@@ -151,7 +164,8 @@ def robot_from_mapping(data: object, *, base_dir: str | Path = ".",
             _friction(entry, f"joints.{joint}", joint, t, "tree",
                       tree.joint_types[t] == "prismatic", terms)
     if len(set(motors)) != len(motors):
-        raise ModelError(f"joints.*.actuator.name: actuator names must be unique, found {motors}")
+        raise ModelError(f"joints.*.actuator.name: actuator names must be unique, found "
+                         f"{S.names(motors)}")
     kw = {"torque_constants": _all_or_none(constants, basis, "torque_constant"),
           "coupling": M.coupling(top.get("transmission"), len(basis))}
     encoders = _all_or_none(encoders, basis, "encoder")
@@ -161,14 +175,71 @@ def robot_from_mapping(data: object, *, base_dir: str | Path = ".",
         transmission = Transmission(drives, motors, **kw)
     except ModelError as exc:
         raise S.fail("transmission", str(exc)) from None
+    if kw["coupling"] is None:
+        _check_motor_range(drives, joint_limits, motor_limits, basis)
     terms += M.springs_and_cables(top, basis, tree)
     robot = Robot(tree, name=name, closure=closure, transmission=transmission,
                   terms=tuple(terms), output=output,
                   limits=Limits(*map(np.array, zip(*joint_limits, strict=True))),
                   actuator_limits=Limits(*map(np.array, zip(*motor_limits, strict=True))))
+    _check_finite(robot)
     if closure.cuts:  # a few positions spread over the limits
-        closure.check(tree, random_states(robot, 8, np.random.default_rng(0), margin=0.05)[0])
+        closure.check(tree, _states(robot, 8, 0)[0])
     return robot
+
+
+def _states(robot: Robot, n: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Random states within the limits for the checks of a loaded robot; loops solved from
+    their reference assembly are sampled within a turn of it (within reach of the solver)."""
+    q, v, a = random_states(robot, n, np.random.default_rng(seed), margin=0.05)
+    if isinstance(robot.closure, LoopClosure):
+        ref = robot.closure.basis_reference
+        q = np.clip(q, ref - np.pi, ref + np.pi)
+    return q, v, a
+
+
+def _check_finite(robot: Robot) -> None:
+    """Evaluate the model at two states within the limits: numbers too large to compute with
+    (``mass: 1e308``) are refused here, named by the parameter they make non-finite."""
+    q, v, a = _states(robot, 2, 1)
+    wide = ~np.all(np.isfinite(q), axis=0)
+    if np.any(wide):
+        k = int(np.argmax(wide))
+        raise S.fail(f"joints.{robot.closure.basis_names[k]}.limits.position",
+                     f"the range [{robot.limits.lower[k]:g}, {robot.limits.upper[k]:g}] is too "
+                     "wide to compute with; give the joint's real range, or none")
+    with np.errstate(all="ignore"):
+        Y = Regressor(robot)(q, v, a)
+        terms = Y * robot.prior
+        y = terms.sum(axis=2)
+    if np.all(np.isfinite(y)):
+        return
+    size = np.where(np.isfinite(terms), np.abs(terms), np.inf).max(axis=(0, 1))
+    p = robot.parameters[int(np.argmax(size))]
+    raise ModelError(f"the model is not finite with the values of the robot file: parameter "
+                     f"{p.name} (prior {p.prior:g} {p.unit}) takes it beyond the largest "
+                     "number that can be computed with; some value of the file (of "
+                     f"{p.owner}, or a length, ratio or gravity) is far too large: check its "
+                     "units")
+
+
+def _check_motor_range(drives: list, joint_limits: list, motor_limits: list,
+                       basis: tuple[str, ...]) -> None:
+    """The joint's position range, seen on the motor side, overlaps the motor's: else no
+    position satisfies both (a wrong zero, ratio sign or unit)."""
+    for drive, joint, lim, motor in zip(drives, basis, joint_limits, motor_limits, strict=True):
+        ends = np.array(lim[:2])
+        if not (np.all(np.isfinite(ends)) and np.all(np.isfinite(motor[:2]))):
+            continue
+        with np.errstate(all="ignore"):
+            seen = np.sort(drive.evaluate(ends)[0])
+        if seen[1] < motor[0] or seen[0] > motor[1]:
+            raise S.fail(f"joints.{joint}.actuator.limits.position",
+                         f"the motor range [{motor[0]:.6g}, {motor[1]:.6g}] rad does not "
+                         f"overlap the motor positions [{seen[0]:.6g}, {seen[1]:.6g}] rad of "
+                         f"the joint's limits [{ends[0]:.4g}, {ends[1]:.4g}]; no position "
+                         "satisfies both. Check the motor's zero (encoder.zero, "
+                         "lever.length_at_zero), the ratio and its sign, and the units")
 
 
 def _friction(entry: dict, path: str, joint: str, row: int, space: str, prismatic: bool,
@@ -178,6 +249,8 @@ def _friction(entry: dict, path: str, joint: str, row: int, space: str, prismati
     fr = S.mapping(entry["friction"], f"{path}.friction", _FRICTION)
     values = {k: S.number(fr[k], f"{path}.friction.{k}", nonnegative=k != "offset")
               for k in fr}
+    if not set(values) - {"smoothing"}:  # no friction quantity given: none modelled
+        return
     terms.append(joint_friction(joint, row, space=space, linear=prismatic,
                                 viscous=values.get("viscous"), coulomb=values.get("coulomb"),
                                 offset=values.get("offset"),
@@ -189,7 +262,7 @@ def _all_or_none(values: list, names: tuple[str, ...], key: str) -> list | None:
     if any(given) and not all(given):
         missing = [j for j, g in zip(names, given, strict=True) if not g]
         raise ModelError(f"joints.{missing[0]}.actuator.{key}: given for some actuators but "
-                         f"not for {missing}; give all or none")
+                         f"not for {S.names(missing)}; give all or none")
     return values if all(given) else None
 
 
@@ -202,6 +275,10 @@ def _limits(value: object, path: str, defaults: tuple[float, ...],
     lower, upper, velocity, acceleration, effort = defaults
     scale, zero = 1.0, 0.0
     if S.text(lim.get("unit", "si"), f"{path}.unit", ("si", "increments")) == "increments":
+        if ".actuator." not in f"{path}.":
+            raise S.fail(f"{path}.unit", "joint limits are in rad (m for a prismatic joint); "
+                                         "encoder increments belong to the motor side, under "
+                                         "actuator.limits")
         if encoder is None:
             raise S.fail(f"{path}.unit", "limits in increments need the actuator's encoder "
                                          "(encoder: {increments_per_turn: ...})")
@@ -212,6 +289,11 @@ def _limits(value: object, path: str, defaults: tuple[float, ...],
             raise S.fail(f"{path}.position", f"expected [lower, upper] with lower < upper, "
                                              f"found [{lo}, {hi}]")
         lower, upper = (lo - zero) * scale, (hi - zero) * scale
+        if (np.isfinite(lo) and not np.isfinite(lower)) or (np.isfinite(hi) and not np.isfinite(
+                upper)) or (np.isfinite(lower) and np.isfinite(upper)
+                            and not np.isfinite(upper - lower)):
+            raise S.fail(f"{path}.position", f"[{lo:g}, {hi:g}] is too large to compute with; "
+                                             "give the real range, or .inf for none")
     rates = {k: S.number(lim[k], f"{path}.{k}", positive=True, finite=False)
              for k in ("velocity", "acceleration", "effort") if k in lim}
     velocity = rates.get("velocity", velocity / scale) * scale
@@ -248,16 +330,9 @@ def _tree(kin: dict, base_dir: Path, links: dict[str, LinkInertia],
                                             "URDF as a fixed joint instead")
         locked = {k: S.number(v, f"kinematics.locked.{k}")
                   for k, v in S.mapping(kin.get("locked"), "kinematics.locked", S.ANY).items()}
-        path = base_dir / S.text(kin["urdf"], "kinematics.urdf")
-        tree = Tree.from_urdf(path, locked=locked, gravity=np.array(gravity))
-        unknown = set(links) - set(tree.link_names)
-        if unknown:
-            raise S.fail("links", f"unknown links {sorted(unknown)}; the URDF's moving links "
-                                  f"are {list(tree.link_names)}")
-        for j, link in enumerate(tree.link_names):
-            if link in links:
-                tree.model.inertias[j + 1] = links[link].to_pinocchio()
-        return tree
+        path = base_dir / S.text(kin["urdf"], "kinematics.urdf", max_length=4096)
+        return Tree.from_urdf(path, locked=locked, gravity=np.array(gravity),
+                              inertias={k: v.to_pinocchio() for k, v in links.items()})
     if "locked" in kin:
         raise S.fail("kinematics.locked", "locking joints applies to URDF; leave the joint "
                                           "out of the DH table instead")
@@ -267,7 +342,9 @@ def _tree(kin: dict, base_dir: Path, links: dict[str, LinkInertia],
     rows = [_dh_row(r, f"kinematics.{source}[{i}]", source) for i, r in enumerate(rows_value)]
     names = [r.name for r in rows]
     if len(set(names)) != len(names):
-        raise S.fail(f"kinematics.{source}", f"joint names must be unique, found {names}")
+        twice = sorted({n for n in names if names.count(n) > 1})
+        raise S.fail(f"kinematics.{source}", f"joint names must be unique, found "
+                                             f"{S.names(twice)} more than once")
     tool = None
     if "tool" in kin:
         t = S.mapping(kin["tool"], "kinematics.tool", ("name", *_ROW[source][3:7]))
@@ -301,12 +378,12 @@ def _joint_entries(top: Mapping, tree: Tree, basis: tuple[str, ...]) -> dict[str
         names = list(basis)
         extra = [j for j in joints if j not in names and j not in passive]
         if extra:
-            raise S.fail(f"joints.{extra[0]}", f"no such joint in the kinematics; joints are "
-                                               f"{names + passive}")
+            raise S.fail(f"joints.{S.key(extra[0])}", f"no such joint in the kinematics; "
+                                                      f"joints are {S.names(names + passive)}")
         missing = [j for j in names if j not in joints]
         if missing:
-            raise S.fail("joints", f"joints {missing} are missing; name every joint (an empty "
-                                   "entry {} takes the defaults)")
+            raise S.fail("joints", f"joints {S.names(missing)} are missing; name every joint (an "
+                                   "empty entry {} takes the defaults)")
     out = {}
     for joint in [*basis, *(j for j in passive if j in joints)]:
         entry = S.mapping(joints.get(joint), f"joints.{joint}", _JOINT)

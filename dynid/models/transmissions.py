@@ -94,10 +94,15 @@ class Transmission:
             if C.shape != (n, n):
                 raise ModelError(f"coupling matrix: expected shape ({n}, {n}) for {n} "
                                  f"actuators, found {C.shape}")
-            if not np.all(np.isfinite(C)) or np.linalg.cond(C) > 1e12:
-                raise ModelError(f"coupling matrix is singular (condition number "
-                                 f"{np.linalg.cond(C):.3g}); every actuator must move an "
-                                 "independent combination of joints")
+            if not np.all(np.isfinite(C)):
+                raise ModelError("coupling matrix: expected finite values, found "
+                                 f"{C[~np.isfinite(C)][0]}")
+            scale = np.abs(C).max()
+            cond = np.linalg.cond(C / scale) if scale > 0 else np.inf  # scale-free
+            if cond > 1e12:
+                raise ModelError(f"coupling matrix is singular (condition number {cond:.3g});"
+                                 " every actuator must move an independent combination of "
+                                 "joints")
             self.coupling = C
             self._coupling_inv = np.linalg.inv(C)
         if torque_constants is None:

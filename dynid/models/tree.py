@@ -4,20 +4,32 @@ The tree is what Pinocchio sees: an open kinematic tree (closed loops are cut, s
 :mod:`dynid.models.closures`). Its coordinates are the tree coordinates ``q_t``: one angle or
 displacement per joint, in Pinocchio's joint order. Unbounded revolute joints, which Pinocchio
 stores as (cos, sin), are converted at this boundary, so the rest of dynid sees plain angles.
+
+A URDF is checked before Pinocchio reads it (:mod:`dynid.models._urdf`), and each of its moving
+joints must move some mass. Its ``<mimic>`` joints stay tree joints; the tree records how each
+follows its leader (:attr:`Tree.mimic`) and :meth:`Tree.default_closure` makes them linear
+closure rows, so they are not independent coordinates.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pinocchio as pin
 
+from .._files import excerpt, name_list, read_text
 from ..errors import ModelError
+from ._urdf import Mimic, check_urdf
+from .closures import Closure, IdentityClosure, LinearClosure
 from .parameters import Parameter, link_parameters
 
-__all__ = ["Tree"]
+__all__ = ["Mimic", "Tree"]
+
+#: Largest URDF file read (bytes).
+MAX_URDF_BYTES = 16 * 2 ** 20
 
 
 def _joint_type(jmodel) -> str:
@@ -43,15 +55,19 @@ class Tree:
         One per joint: the joint's name and the name of the link it carries.
     joint_types
         ``"revolute"`` or ``"prismatic"`` per joint.
+    mimic
+        Joints that follow another (URDF ``<mimic>``): ``q = multiplier · q_leader + offset``.
     """
 
     model: pin.Model
     joint_names: tuple[str, ...]
     link_names: tuple[str, ...]
     joint_types: tuple[str, ...]
+    mimic: tuple[Mimic, ...] = ()
 
     @classmethod
-    def from_model(cls, model: pin.Model, link_names: tuple[str, ...] | None = None) -> Tree:
+    def from_model(cls, model: pin.Model, link_names: tuple[str, ...] | None = None, *,
+                   mimic: tuple[Mimic, ...] = ()) -> Tree:
         """Wrap a Pinocchio model whose joints all have one degree of freedom."""
         types = []
         for jid in range(1, model.njoints):
@@ -60,36 +76,70 @@ class Tree:
                 raise ModelError(
                     f"joint {model.names[jid]!r}: type {model.joints[jid].shortname()} is not "
                     "supported; dynid trees have revolute and prismatic joints only (describe "
-                    "mimic joints and closed loops with a closure instead)")
+                    "closed loops with a closure; Tree.from_urdf makes a URDF's mimic joints "
+                    "closure rows)")
             types.append(kind)
         if not types:
             raise ModelError("the robot has no movable joint; at least one is needed")
         if link_names is None:
-            link_names = tuple(_carried_link(model, jid) for jid in range(1, model.njoints))
-        return cls(model, tuple(model.names[1:]), tuple(link_names), tuple(types))
+            link_names = _carried_links(model)
+        names = tuple(model.names[1:])
+        for m in mimic:
+            if m.joint not in names or m.leader not in names:
+                raise ModelError(f"mimic joint {m.joint!r} follows {m.leader!r}: both must be "
+                                 f"joints of the tree {name_list(names)}")
+        return cls(model, names, tuple(link_names), tuple(types), tuple(mimic))
 
     @classmethod
-    def from_urdf(cls, source: str | Path, *, locked: dict[str, float] | None = None,
-                  gravity: np.ndarray | None = None) -> Tree:
-        """Load a URDF file (or XML text) through Pinocchio.
+    def from_urdf(cls, source: str | Path, *, locked: Mapping[str, float] | None = None,
+                  gravity: np.ndarray | None = None,
+                  inertias: Mapping[str, pin.Inertia] | None = None) -> Tree:
+        """Load a URDF file (or XML text) through Pinocchio, after checking it.
 
-        ``locked`` maps joint names to the fixed positions at which they are blocked.
+        ``locked`` maps joint names to the fixed positions at which they are blocked (a locked
+        leader locks the joints that mimic it). ``inertias`` replaces the inertia carried by
+        the joints of the named moving links (priors given elsewhere than in the URDF). Every
+        moving joint must then move some mass.
         """
         text = str(source)
+        if text.lstrip().startswith("<"):
+            where = "URDF text"
+        else:
+            where = f"URDF file {excerpt(text, 200)}"
+            text = read_text(text, "URDF file", ModelError, max_bytes=MAX_URDF_BYTES)
+        mimic = check_urdf(text, where)
         try:
-            if text.lstrip().startswith("<"):
-                model = pin.buildModelFromXML(text)
-            else:
-                if not Path(text).is_file():
-                    raise ModelError(f"URDF file {text!r} does not exist")
-                model = pin.buildModelFromUrdf(text)
-        except (RuntimeError, ValueError) as exc:
-            raise ModelError(f"URDF {text[:80]!r} could not be parsed: {exc}") from None
+            model = pin.buildModelFromXML(text)
+        except (RuntimeError, ValueError, IndexError) as exc:
+            raise ModelError(f"{where} could not be read by Pinocchio: {exc}") from None
         if locked:
-            model = _lock(model, locked)
+            model, mimic = _lock(model, dict(locked), mimic)
         if gravity is not None:
             model.gravity.linear = np.asarray(gravity, dtype=float)
-        return cls.from_model(model)
+        tree = cls.from_model(model, mimic=mimic)
+        for link, inertia in (inertias or {}).items():
+            if link not in tree.link_names:
+                raise ModelError(f"inertial priors given for unknown links [{link!r}]; the "
+                                 f"URDF's moving links are {name_list(tree.link_names)}")
+            model.inertias[tree.link_names.index(link) + 1] = inertia
+        _check_moving_mass(tree, where)
+        return tree
+
+    def default_closure(self) -> Closure:
+        """The closure of the tree alone: the identity, or the linear rows of its mimic joints
+        (basis: the other joints, in tree order)."""
+        if not self.mimic:
+            return IdentityClosure(self.joint_names)
+        follows = {m.joint: m for m in self.mimic}
+        basis = [j for j in self.joint_names if j not in follows]
+        A, b = np.zeros((self.n, len(basis))), np.zeros(self.n)
+        for t, joint in enumerate(self.joint_names):
+            if joint in follows:
+                m = follows[joint]
+                A[t, basis.index(m.leader)], b[t] = m.multiplier, m.offset
+            else:
+                A[t, basis.index(joint)] = 1.0
+        return LinearClosure(A, basis, offset=b)
 
     # Sizes and coordinates -------------------------------------------------------------
     @property
@@ -139,20 +189,47 @@ class Tree:
         return out
 
 
-def _carried_link(model: pin.Model, jid: int) -> str:
+def _carried_links(model: pin.Model) -> tuple[str, ...]:
+    """Per joint, the name of the first body frame it carries (else the joint's name)."""
+    first: dict[int, str] = {}
     for frame in model.frames:
-        if frame.type == pin.FrameType.BODY and frame.parentJoint == jid:
-            return frame.name
-    return model.names[jid]
+        if frame.type == pin.FrameType.BODY:
+            first.setdefault(frame.parentJoint, frame.name)
+    return tuple(first.get(jid, model.names[jid]) for jid in range(1, model.njoints))
 
 
-def _lock(model: pin.Model, locked: dict[str, float]) -> pin.Model:
+def _check_moving_mass(tree: Tree, where: str) -> None:
+    """Every moving joint of a URDF tree moves some mass (its link or links beyond it)."""
+    model = tree.model
+    moved = [model.inertias[j].mass for j in range(model.njoints)]
+    for j in range(model.njoints - 1, 0, -1):  # children come after their parents
+        moved[model.parents[j]] += moved[j]
+    for j, joint in enumerate(tree.joint_names):
+        if not moved[j + 1] > 0:
+            raise ModelError(
+                f"{where}: joint {joint!r} moves no mass: its link {tree.link_names[j]!r} and "
+                "every link beyond it are massless (no <inertial>, or mass 0). Give the link "
+                "its <inertial> (a prior is enough; in a robot file, an entry under links:), "
+                "or make the joint fixed (kinematics.locked in a robot file)")
+
+
+def _lock(model: pin.Model, locked: dict[str, float], mimic: tuple[Mimic, ...]
+          ) -> tuple[pin.Model, tuple[Mimic, ...]]:
+    """The model with the ``locked`` joints blocked, and the mimic relations left; a locked
+    leader locks the joints that follow it."""
+    for m in mimic:
+        if m.joint in locked and m.leader not in locked:
+            raise ModelError(f"locked joint {m.joint!r} mimics {m.leader!r} in the URDF; lock "
+                             f"{m.leader!r} instead (its mimic joints are locked with it)")
+        if m.leader in locked and m.joint not in locked:
+            locked[m.joint] = m.multiplier * locked[m.leader] + m.offset
+    mimic = tuple(m for m in mimic if m.joint not in locked)
     q_ref = pin.neutral(model)
     ids = []
     for name, value in locked.items():
         if not model.existJointName(name):
-            raise ModelError(f"locked joint {name!r} is not in the model; joints are "
-                             f"{list(model.names[1:])}")
+            raise ModelError(f"locked joint {excerpt(name)} is not in the model; joints are "
+                             f"{name_list(model.names[1:])}")
         jid = model.getJointId(name)
         jm = model.joints[jid]
         if jm.nq == 2:
@@ -160,4 +237,4 @@ def _lock(model: pin.Model, locked: dict[str, float]) -> pin.Model:
         else:
             q_ref[jm.idx_q] = value
         ids.append(jid)
-    return pin.buildReducedModel(model, ids, q_ref)
+    return pin.buildReducedModel(model, ids, q_ref), mimic

@@ -22,7 +22,11 @@ def embedded_robots() -> tuple[str, ...]:
 def load_robot(source: str | Path) -> Robot:
     """Load a robot by embedded name (``"panda"``) or from a robot file path."""
     path = Path(source)
-    if path.suffix in (".yaml", ".yml") or path.is_file():
+    try:
+        is_file = path.suffix in (".yaml", ".yml") or path.is_file()
+    except OSError:  # a name the system refuses (too long): load_robot_file says why
+        is_file = True
+    if is_file:
         return load_robot_file(path)
     if str(source) in embedded_robots():
         return load_robot_file(_HERE / f"{source}.yaml")
