@@ -1,18 +1,37 @@
-"""The ``dynid`` command."""
+"""The ``dynid`` command.
+
+Exit status: 0 on success; 2 when the input or the usage is wrong (a file, option or value
+dynid refuses, with a message that names it and the fix); 1 on an internal error, a defect in
+dynid (the traceback is shown with ``--debug`` or the environment variable ``DYNID_DEBUG``).
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import traceback
 
+from ._arguments import number, whole
 from .errors import DynidError
 
 __all__ = ["main"]
 
+_EPILOG = """\
+exit status:
+  0  success
+  2  bad input or usage: a file, option or value dynid refuses; the message names it
+     and says how to fix it
+  1  internal error: a defect in dynid, worth reporting; --debug (or the environment
+     variable DYNID_DEBUG=1) shows its traceback
+"""
+
 
 def _demo(args: argparse.Namespace) -> None:
     from .demo import run_demo
+    from .models import load_robot
 
+    load_robot(args.robot)  # a wrong robot is reported before the demo starts
     run_demo(args.robot, seed=args.seed, periods=args.periods, rate=args.rate,
              noise=args.noise, quick=args.quick)
 
@@ -41,17 +60,23 @@ def _info(args: argparse.Namespace) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="dynid", description="Identify robot dynamics.")
+    parser = argparse.ArgumentParser(prog="dynid", description="Identify robot dynamics.",
+                                     epilog=_EPILOG,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--debug", action="store_true",
+                        help="show the traceback of an internal error")
     sub = parser.add_subparsers(dest="command", required=True)
 
     demo = sub.add_parser("demo", help="design, simulate, identify and validate on an embedded "
                                        "robot, with no hardware")
     demo.add_argument("--robot", default="panda", help="embedded robot name or robot file")
-    demo.add_argument("--seed", type=int, default=0)
-    demo.add_argument("--periods", type=int, default=2, help="excitation periods recorded")
-    demo.add_argument("--rate", type=float, default=100.0, help="recording rate in Hz")
-    demo.add_argument("--noise", type=float, default=0.02,
-                      help="output noise as a fraction of each output's RMS")
+    demo.add_argument("--seed", type=whole(0, 2**32 - 1), default=0)
+    demo.add_argument("--periods", type=whole(1, 20), default=2,
+                      help="excitation periods recorded (1 to 20)")
+    demo.add_argument("--rate", type=number(20.0, 2000.0), default=100.0,
+                      help="recording rate in Hz (20 to 2000)")
+    demo.add_argument("--noise", type=number(0.0, 10.0), default=0.02,
+                      help="output noise as a fraction of each output's RMS (0 to 10)")
     demo.add_argument("--quick", action="store_true", help="cheaper excitation design")
     demo.set_defaults(func=_demo)
 
@@ -70,17 +95,43 @@ def build_parser() -> argparse.ArgumentParser:
     from .identify.cli import register as register_identify
 
     register_identify(sub)
+    for command in sub.choices.values():  # --debug also after the command's name
+        command.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                             help="show the traceback of an internal error")
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the ``dynid`` command; returns its exit status (see the module docstring)."""
     args = build_parser().parse_args(argv)
     try:
         args.func(args)
     except DynidError as exc:
         print(f"dynid: error: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:  # a path the user gave: missing, a folder, no permission, disk full
+        print(f"dynid: error: {_os_error(exc)}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("dynid: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:
+        debug = args.debug or os.environ.get("DYNID_DEBUG", "") not in ("", "0")
+        if debug:
+            traceback.print_exc()
+        print(f"dynid: internal error: {type(exc).__name__}: {exc}\nThis is a defect in "
+              "dynid, not a problem with your input; please report it with the command you "
+              "ran" + ("." if debug else " and the traceback that --debug (or DYNID_DEBUG=1) "
+                       "shows."), file=sys.stderr)
+        return 1
     return 0
+
+
+def _os_error(exc: OSError) -> str:
+    if exc.filename is None:
+        return str(exc)
+    where = str(exc.filename) + (f" → {exc.filename2}" if exc.filename2 else "")
+    return f"{where}: {exc.strerror or exc}"
 
 
 if __name__ == "__main__":

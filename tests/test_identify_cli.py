@@ -99,8 +99,9 @@ def test_cli_reports_bad_input(recordings, tmp_path, capsys):
     _, _, (train, _) = recordings
     assert main(["identify", "panda", str(train), "-o", str(tmp_path / "x.json"),
                  "--output-kind", "current", "--units", "output=A"]) == 2
-    assert "the output is current, the model of panda predicts joint_torque" in \
-        capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "the output is current (in A), but the model of panda predicts joint_torque" in err
+    assert "give every actuator of the robot file its torque_constant" in err
     assert main(["validate", str(tmp_path / "missing.json"), str(train)]) == 2
     assert "does not exist" in capsys.readouterr().err
     csv = tmp_path / "a.csv"

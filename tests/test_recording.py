@@ -61,6 +61,27 @@ def test_time_must_increase_strictly():
         Recording(dup, q, y)
 
 
+@pytest.mark.parametrize(("scale", "unit"), [(1e-9, "s"), (1e6, "s"), (1.0, "ns")])
+def test_times_in_the_wrong_unit_are_rejected(scale, unit):
+    t, q, y = _signals()
+    with pytest.raises(dynid.DataError, match=r"time: the samples are .* s apart \(median\), a "
+                       r"rate of .* Hz; expected 1e-06 s to 1000 s. Are the times in another "
+                       r"unit\? Give it: units=\{'time': 'ms'\}"):
+        Recording(t * scale, q, y, units={"time": unit})
+
+
+def test_values_beyond_any_plausible_magnitude_are_rejected():
+    t, q, y = _signals()
+    y[5, 1] = 1e300
+    with pytest.raises(dynid.DataError, match=r"output: value 1e\+300 at sample 5, column 1 "
+                       r"\(joint2\) is beyond ±1e\+12 in SI units \(1 such values\)"):
+        Recording(t, q, y)
+    with pytest.raises(dynid.DataError, match=r"velocities: value 2e\+13 at sample 0"):
+        Recording(t, q, y / 1e300, velocities=np.full_like(q, 2e16), units={
+            "positions": "mm", "velocities": "mm/s"})
+    Recording(t, q, y / 1e300 * 1e15, units={"output": "mA"})  # 1e12 A: the largest accepted
+
+
 def test_mismatched_shapes_are_rejected():
     t, q, y = _signals()
     with pytest.raises(dynid.DataError, match=r"positions: expected an array of shape \(50, 3\)"):
@@ -79,7 +100,8 @@ def test_mismatched_units_are_rejected():
     t, q, y = _signals()
     with pytest.raises(dynid.DataError, match=r"position in deg but velocities in m/s"):
         Recording(t, q, y, velocities=q, units={"positions": "deg", "velocities": "m/s"})
-    with pytest.raises(dynid.DataError, match=r"do not match output_kind 'current'"):
+    with pytest.raises(dynid.DataError, match=r"output_kind is 'current', but the output's "
+                                              r"unit is N·m, a torque"):
         Recording(t, q, y, output_kind="current", units={"output": "N·m"})
     with pytest.raises(dynid.DataError, match=r"unknown position unit 'furlong'"):
         Recording(t, q, y, units={"positions": "furlong"})
@@ -198,3 +220,236 @@ def test_npz_round_trip_and_foreign_keys(tmp_path):
         read_npz(foreign, keys={"time": "times", "output": "torque"})
     with pytest.raises(dynid.DataError, match="does not exist"):
         read_npz(tmp_path / "missing.npz")
+
+
+# Columns matched to the robot's joints by name ---------------------------------------------
+ARM = """
+name: arm3
+kinematics:
+  modified_dh:
+    - {joint: shoulder, d: 0, r: 0, alpha: 0, theta: 0}
+    - {joint: elbow, d: 0.5, r: 0, alpha: 0, theta: 0}
+    - {joint: wrist, d: 0.4, r: 0, alpha: 0, theta: 0}
+links:
+  link1: {mass: 2.0, com: [0.25, 0, 0], inertia: [0.01, 0, 0, 0.05, 0, 0.05]}
+  link2: {mass: 1.0, com: [0.2, 0, 0], inertia: [0.01, 0, 0, 0.03, 0, 0.03]}
+  link3: {mass: 0.5, com: [0.1, 0, 0], inertia: [0.01, 0, 0, 0.01, 0, 0.01]}
+joints:
+  shoulder: {actuator: {ratio: 50, torque_constant: 0.1, name: m_shoulder}}
+  elbow: {actuator: {ratio: 50, torque_constant: 0.1, name: m_elbow}}
+  wrist: {actuator: {ratio: 20, torque_constant: 0.05, name: m_wrist}}
+"""
+JOINTS = ("shoulder", "elbow", "wrist")
+
+
+@pytest.fixture(scope="module")
+def arm(tmp_path_factory):
+    path = tmp_path_factory.mktemp("robot") / "arm3.yaml"
+    path.write_text(ARM)
+    return dynid.load_robot(path)
+
+
+def test_columns_named_after_joints_are_put_in_the_robot_order(arm):
+    t = np.arange(50) * 0.01
+    base = np.sin(t) + 2
+    q = np.column_stack([3 * base, np.degrees(base), 2 * base])  # wrist, shoulder (deg), elbow
+    rec = Recording(t, q, 10 * q, velocities=2 * q, names=("wrist", "shoulder", "elbow"),
+                    units={"positions": ["rad", "deg", "rad"], "velocities": ["rad/s", "deg/s",
+                                                                              "rad/s"]},
+                    output_limits=[3e4, 1e4, 2e4])
+    out = rec.matched(arm)
+    assert out.names == JOINTS
+    np.testing.assert_allclose(out.positions, base[:, None] * [1, 2, 3])
+    np.testing.assert_allclose(out.velocities, 2 * base[:, None] * [1, 2, 3])
+    np.testing.assert_allclose(out.output, 10 * q[:, [1, 2, 0]])
+    np.testing.assert_allclose(out.output_limits, [1e4, 2e4, 3e4])
+    assert out.units["positions"] == ("rad",) * 3
+    in_order = out.matched(arm)
+    assert in_order is out
+    # IdentificationData and validate check through check_recording: it refuses another
+    # order unless asked to reorder, and then returns the reordered copy.
+    from dynid.identify.data import check_recording
+
+    with pytest.raises(dynid.DataError, match=r"columns wrist, shoulder, elbow are the joints of "
+                       r"robot arm3 in another order .*recording.matched\(robot\)"):
+        check_recording(arm, rec)
+    np.testing.assert_array_equal(check_recording(arm, rec, reorder=True).positions,
+                                  out.positions)
+
+
+def test_default_names_and_labels_are_taken_in_order(arm):
+    t, q, y = _signals()
+    assert Recording(t, q, y).matched(arm).names == ("joint1", "joint2", "joint3")
+    labelled = Recording(t, q, y, names=("q1", "q2", "q3"))
+    assert labelled.matched(arm) is labelled
+    motors = Recording(t, q, y, names=("m_wrist", "m_shoulder", "m_elbow"), space="actuator")
+    assert motors.matched(arm).names == ("m_shoulder", "m_elbow", "m_wrist")
+    # In actuator space, columns may also be named after the joints the actuators drive.
+    by_joint = Recording(t, q, y, names=("elbow", "wrist", "shoulder"), space="actuator")
+    np.testing.assert_array_equal(by_joint.matched(arm).positions, q[:, [2, 0, 1]])
+
+
+@pytest.mark.parametrize(("names", "message"), [
+    (("shoulder", "elbw", "wrist"), r"'elbw' is not one of its joints \(did you mean 'elbow'\?\)"
+                                    r"; no column for elbow"),
+    (("shoulder", "elbow"), r"no column for wrist"),
+    (("shoulder", "elbow", "wrist", "tool"), r"'tool' is not one of its joints"),
+])
+def test_unknown_or_missing_joint_names_are_refused(arm, names, message):
+    t, q, y = _signals(n=len(names))
+    rec = Recording(t, q, y, names=names)
+    with pytest.raises(dynid.DataError, match=r"names: the columns are named after the joints "
+                       r"of robot arm3 \(shoulder, elbow, wrist\), but " + message):
+        rec.matched(arm)
+
+
+def test_repeated_or_misplaced_names_are_refused(arm):
+    t, q, y = _signals()
+    with pytest.raises(dynid.DataError, match=r"found 'elbow' at columns \[0, 2\]; each "
+                                              r"coordinate needs exactly one column"):
+        Recording(t, q, y, names=("elbow", "wrist", "elbow"))
+    with pytest.raises(dynid.DataError, match=r"names: expected a list of 3 names \(text\)"):
+        Recording(t, q, y, names="abc")
+    rec = Recording(t, q, y, names=("m_shoulder", "m_elbow", "m_wrist"))
+    with pytest.raises(dynid.DataError, match=r"m_shoulder, m_elbow, m_wrist are actuators of "
+                       r"robot arm3, but the recording holds basis coordinates .*--space "
+                       r"actuator"):
+        rec.matched(arm)
+
+
+def test_readers_match_columns_by_name_with_the_robot(arm, tmp_path):
+    t, q, y = _signals(n=3)
+    order = [2, 0, 1]  # the file's columns: wrist, shoulder, elbow
+    path = tmp_path / "run.csv"
+    header = "t," + ",".join(JOINTS[j] for j in order) + ",y_w,y_s,y_e"
+    rows = np.column_stack([t, q[:, order], y[:, order]])
+    np.savetxt(path, rows, delimiter=",", header=header, comments="")
+    kwargs = {"time": "t", "positions": [JOINTS[j] for j in order],
+              "output": ["y_w", "y_s", "y_e"]}
+    rec = read_csv(path, robot=arm, **kwargs)
+    assert rec.names == JOINTS
+    np.testing.assert_allclose(rec.positions, q, rtol=1e-12)
+    np.testing.assert_allclose(rec.output, y, rtol=1e-12)
+    assert read_csv(path, **kwargs).names == tuple(JOINTS[j] for j in order)  # no robot: as is
+    npz = save_npz(read_csv(path, **kwargs), tmp_path / "run.npz")
+    back = read_npz(npz, robot=arm)
+    assert back.names == JOINTS
+    np.testing.assert_allclose(back.positions, q, rtol=1e-12)
+    with pytest.raises(dynid.DataError, match=r"run.csv: names: .* 'elbw' is not one of its "
+                                              r"joints"):
+        read_csv(path, robot=arm, names=("wrist", "shoulder", "elbw"), **kwargs)
+    dup = tmp_path / "dup.csv"
+    dup.write_text("t,q,q\n" + "\n".join(f"{k},1,2" for k in range(12)))
+    with pytest.raises(dynid.DataError, match=r"column 'q' \(positions\) appears 2 times in the "
+                                              r"header \(fields \[2, 3\]\)"):
+        read_csv(dup, time="t", positions=["q"], output=["q"])
+
+
+def test_identification_is_the_same_with_columns_in_another_order(arm, tmp_path):
+    from dynid.identify import OLS, FourierReference, IdentificationData, Processing
+
+    ref = FourierReference.random(arm, harmonics=3, frequency=0.5, ramp=0.0, seed=3)
+    t = np.arange(0.0, 4.0, 0.01)
+    q, v, a = ref(t)
+    y = dynid.Regressor(arm).predict(q, v, a, arm.prior)
+    y += 1e-3 * np.random.default_rng(0).standard_normal(y.shape)
+    order = [1, 2, 0]
+    shuffled = Recording(t, q[:, order], y[:, order], velocities=v[:, order],
+                         accelerations=a[:, order], names=tuple(JOINTS[j] for j in order),
+                         output_kind="joint_torque")
+    back = read_npz(save_npz(shuffled, tmp_path / "s.npz"), robot=arm)
+    processing = Processing(cutoff=None, decimate=1)
+    want = OLS().fit(IdentificationData(arm, Recording(t, q, y, velocities=v, accelerations=a),
+                                        processing=processing)).base_params_
+    got = OLS().fit(IdentificationData(arm, back, processing=processing)).base_params_
+    np.testing.assert_allclose(got, want, rtol=1e-9)
+
+
+# Output kind and units -----------------------------------------------------------------------
+def test_output_kind_and_unit_messages_name_both_fixes(arm):
+    from dynid.identify.data import check_recording
+
+    t, q, y = _signals()
+    with pytest.raises(dynid.DataError, match=r"output_kind is 'joint_torque', but the output's "
+                       r"unit is mA, a current. If the output is a current, set output_kind="
+                       r"'current' \(--output-kind current\)"):
+        Recording(t, q, y, output_kind="joint_torque", units={"output": "mA"})
+    with pytest.raises(dynid.DataError, match=r"give its unit: units=\{'output': 'A'\} or 'mA' "
+                       r"\(--units output=A\); if it is a torque, set output_kind='motor_torque'"):
+        Recording(t, q, y, output_kind="current", units={"output": "N·m"}, space="actuator")
+    current = arm.with_output("current")
+    with pytest.raises(dynid.DataError, match=r"the output is joint_torque \(in N·m\), but the "
+                       r"model of arm3 predicts current. If the output was recorded as a "
+                       r"current, give its unit: units=\{'output': 'A'\} .*\(--units output=A\)"
+                       r".* identify robot.with_output\('joint_torque'\)"):
+        check_recording(current, Recording(t, q, y))
+    assert check_recording(current, Recording(t, q, y, units={"output": "A"})).n == 3
+    with pytest.raises(dynid.DataError, match=r"the output is current \(in A\), but the model of "
+                       r"arm3 predicts joint_torque. If the output is a current, identify "
+                       r"robot.with_output\('current'\)"):
+        check_recording(arm, Recording(t, q, y, units={"output": "A"}))
+
+
+# Damaged or foreign files ----------------------------------------------------------------------
+def test_binary_and_damaged_files_are_refused_with_their_name(tmp_path):
+    binary = tmp_path / "run.csv"
+    binary.write_bytes(bytes(range(256)) * 4)
+    with pytest.raises(dynid.DataError, match=r"run.csv: not a UTF-8 text file \(byte 0x80 at "
+                                              r"offset 128\)"):
+        read_csv(binary, time="t", positions=["q"], output=["y"])
+    nul = tmp_path / "nul.csv"
+    nul.write_text("t,q,y\n0,1\x00,2\n")
+    with pytest.raises(dynid.DataError, match=r"nul.csv: .*(NUL|not a number)"):
+        read_csv(nul, time="t", positions=["q"], output=["y"])
+    with pytest.raises(dynid.DataError, match=r"is not a regular file \(a directory\?\)"):
+        read_csv(tmp_path, time="t", positions=["q"], output=["y"])
+    with pytest.raises(dynid.DataError, match=r"positions: expected a list of column names"):
+        read_csv(binary, time="t", positions="q1", output=["y"])
+
+    t, q, y = _signals()
+    good = save_npz(Recording(t, q, y), tmp_path / "good.npz")
+    data = good.read_bytes()
+    cut = tmp_path / "cut.npz"
+    cut.write_bytes(data[: len(data) // 2])
+    with pytest.raises(dynid.DataError, match=r"cut.npz: not an NPZ archive"):
+        read_npz(cut)
+    flipped = bytearray(data)
+    start = data.index(b"\x93NUMPY", 100)  # an array's data, after the first member
+    flipped[start + 200: start + 210] = b"\xff" * 10
+    bad = tmp_path / "bad.npz"
+    bad.write_bytes(bytes(flipped))
+    with pytest.raises(dynid.DataError, match=r"bad.npz: .*damaged"):
+        read_npz(bad)
+    single = tmp_path / "single.npz"
+    with single.open("wb") as f:
+        np.save(f, q)
+    with pytest.raises(dynid.DataError, match=r"single.npz: a single NumPy array \(.npy\)"):
+        read_npz(single)
+    objects = tmp_path / "objects.npz"
+    np.savez(objects, time=t, positions=np.array([[{}]] * 50, dtype=object), output=y)
+    with pytest.raises(dynid.DataError, match=r"objects.npz: array 'positions' holds object "
+                                              r"values, expected numbers"):
+        read_npz(objects)
+    text = tmp_path / "text.npz"
+    np.savez(text, time=t, positions=np.array(["a"] * 50), output=y)
+    with pytest.raises(dynid.DataError, match=r"array 'positions' holds <U1 values"):
+        read_npz(text)
+
+
+@pytest.mark.parametrize(("meta", "message"), [
+    ("{", r"meta: not valid JSON"),
+    ("[1, 2]", r"meta: expected a JSON object, found \[1, 2\]"),
+    ('{"names": "abc"}', r"meta: names: unexpected value 'abc'"),
+    ('{"colour": 1}', r"meta: unknown entry 'colour'"),
+    ('{"units": {"time": 5}}', r"time: expected a time unit \(text\), found 5"),
+    ('{"names": [1, 2, 3]}', r"names: expected a list of 3 names \(text\)"),
+    ('{"output_limits": ["a", "b", "c"]}', r"output_limits: expected numbers, found"),
+    ('{"units": {"positions": ["deg", 3, "rad"]}}', r"units of positions: expected a unit or a "
+                                                    r"list of units"),
+])
+def test_npz_meta_entries_are_checked(tmp_path, meta, message):
+    t, q, y = _signals()
+    path = tmp_path / "meta.npz"
+    np.savez(path, time=t, positions=q, output=y, meta=np.array(meta))
+    with pytest.raises(dynid.DataError, match=r"meta.npz: " + message):
+        read_npz(path)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from dynid.cli import main
 from dynid.trajectories import check
@@ -40,12 +41,20 @@ def test_design_command_writes_trajectory_settings_and_plot(tmp_path, capsys, pa
     assert read_trajectory_file(second).summary["base_rank"] == 59
 
 
+def _usage_error(argv, capsys) -> str:
+    """The message of an option argparse refuses (exit status 2)."""
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    assert exit_.value.code == 2
+    return capsys.readouterr().err
+
+
 def test_design_command_reports_bad_input(tmp_path, capsys):
     out = str(tmp_path / "t.json")
-    assert main(["design", "panda", "-o", out, "--harmonics", "0", *QUICK]) == 2
-    assert "harmonics: expected a whole number ≥ 1" in capsys.readouterr().err
-    assert main(["design", "panda", "-o", out, "--frequency", "-1", *QUICK]) == 2
-    assert "frequency: expected a fundamental frequency > 0" in capsys.readouterr().err
+    assert "--harmonics: expected a whole number from 1 to 50, found '0'" in _usage_error(
+        ["design", "panda", "-o", out, "--harmonics", "0", *QUICK], capsys)
+    assert "--frequency: expected a finite number in (0, 1000], found -1" in _usage_error(
+        ["design", "panda", "-o", out, "--frequency", "-1", *QUICK], capsys)
     assert main(["design", "panda", "-o", out, "--fixed", "joint4", *QUICK]) == 2
     assert "expected NAME=VALUE" in capsys.readouterr().err
     assert main(["design", "panda", "-o", out, "--cartesian", "flange:0,0", *QUICK]) == 2

@@ -7,7 +7,12 @@
 
 Recordings are dynid NPZ archives, other NPZ archives (``--keys output=torques``) or CSV files
 (``--columns time=t --columns positions=q1,q2,q3 --columns output=i1,i2,i3``), with units
-(``--units positions=deg --units output=mA``).
+(``--units positions=deg --units output=mA``, or one per column: ``--units positions=deg,deg,mm``).
+Columns named after the robot's joints (actuators with ``--space actuator``) are matched to
+them by name, in any order.
+
+Numeric options are checked as they are parsed, and the files a command writes (``-o``,
+``--plot``) before it computes.
 """
 
 from __future__ import annotations
@@ -16,21 +21,36 @@ import argparse
 from dataclasses import fields, replace
 from pathlib import Path
 
+from .._arguments import check_output, image_suffixes, number, replacing, whole, word_or
+from .._files import excerpt
 from ..errors import DataError
 
 __all__ = ["register"]
 
 _METHODS = ("ols", "wls", "gauss-markov", "consistent", "ml")
+_SIGNALS = ("time", "positions", "velocities", "accelerations", "output")
 
 
 def _pairs(values: list[str] | None, option: str) -> dict[str, str]:
     out = {}
     for item in values or []:
         key, sep, value = item.partition("=")
-        if not sep or not key or not value:
-            raise DataError(f"{option}: expected KEY=VALUE, found {item!r}")
-        out[key.strip()] = value.strip()
+        if not sep or not key.strip() or not value.strip():
+            raise DataError(f"{option}: expected SIGNAL=VALUE, found {excerpt(item)}")
+        key = key.strip()
+        if key not in _SIGNALS:
+            raise DataError(f"{option} {excerpt(item)}: unknown signal {excerpt(key)}; "
+                            f"expected one of {', '.join(_SIGNALS)}")
+        if key in out:
+            raise DataError(f"{option}: {key} given twice")
+        out[key] = value.strip()
     return out
+
+
+def _units(values: list[str] | None) -> dict[str, str | list[str]]:
+    """``--units`` values: one unit per signal, or one per column separated by commas."""
+    return {k: [u.strip() for u in v.split(",")] if "," in v else v
+            for k, v in _pairs(values, "--units").items()}
 
 
 def _recording_options(parser: argparse.ArgumentParser) -> None:
@@ -40,6 +60,8 @@ def _recording_options(parser: argparse.ArgumentParser) -> None:
                         "accelerations, output)")
     g.add_argument("--columns", action="append", metavar="SIGNAL=COL[,COL...]",
                    help="CSV columns of a signal (time=t, positions=q1,q2,...)")
+    g.add_argument("--delimiter", default=",", type=_delimiter,
+                   help="field separator of CSV files (default ','; 'tab' for tabs)")
     g.add_argument("--units", action="append", metavar="SIGNAL=UNIT",
                    help="unit of a signal (deg, mm, ms, mA, inc, ...)")
     g.add_argument("--space", choices=("basis", "actuator"), default=None,
@@ -47,36 +69,51 @@ def _recording_options(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--output-kind", choices=("joint_torque", "motor_torque", "current"),
                    default=None, help="what the output signal is (default: from its unit)")
     g = parser.add_argument_group("processing")
-    g.add_argument("--skip", type=int, default=None, help="samples dropped at the start")
-    g.add_argument("--cutoff", type=float, default=None,
+    # Processing options are left out of the namespace unless given (SUPPRESS), so that
+    # "none" can stand for None.
+    hz = number(0.01, 1e6)
+    g.add_argument("--skip", type=whole(0, 10**9), default=argparse.SUPPRESS,
+                   help="samples dropped at the start")
+    g.add_argument("--cutoff", type=word_or(hz, auto="auto", none=None),
+                   default=argparse.SUPPRESS, metavar="HZ|auto|none",
                    help="Butterworth low-pass of the positions, Hz")
-    g.add_argument("--order", type=int, default=None, help="order of that filter")
-    g.add_argument("--derivatives", choices=("auto", "positions"), default=None,
+    g.add_argument("--order", type=whole(1, 20), default=argparse.SUPPRESS,
+                   help="order of that filter (1 to 20)")
+    g.add_argument("--derivatives", choices=("auto", "positions"), default=argparse.SUPPRESS,
                    help="use recorded velocities/accelerations (auto) or differentiate")
-    g.add_argument("--output-cutoff", type=float, default=None,
-                   help="low-pass of the output, Hz (default: not filtered)")
-    g.add_argument("--decimate", type=int, default=None,
-                   help="filter regressor and output alike and keep 1 sample in N")
-    g.add_argument("--period", type=float, default=None,
+    g.add_argument("--output-cutoff", type=word_or(hz, none=None), default=argparse.SUPPRESS,
+                   metavar="HZ|none", help="low-pass of the output, Hz (default: not filtered)")
+    g.add_argument("--decimate", type=word_or(whole(1, 10_000), auto="auto"),
+                   default=argparse.SUPPRESS, metavar="N|auto",
+                   help="filter regressor and output alike and keep 1 sample in N (1 to 10000)")
+    g.add_argument("--period", type=number(0.0, 1e6, above=True), default=argparse.SUPPRESS,
                    help="period of a periodic excitation, s (averages the periods)")
-    g.add_argument("--harmonics-cutoff", type=float, default=None,
+    g.add_argument("--harmonics-cutoff", type=hz, default=argparse.SUPPRESS,
                    help="frequency-domain low-pass of the averaged period, Hz")
+
+
+def _delimiter(text: str) -> str:
+    """``--delimiter``: one character; ``tab`` or ``\\t`` for a tab."""
+    return "\t" if text in ("tab", "\\t") else text
 
 
 def _read(path: str, args: argparse.Namespace, robot):
     from .readers import read_csv, read_npz
 
-    units = _pairs(args.units, "--units")
+    units = _units(args.units)
     if Path(path).suffix.lower() == ".csv":
         cols = _pairs(args.columns, "--columns")
         missing = {"time", "positions", "output"} - set(cols)
         if missing:
             raise DataError(f"{path}: CSV recordings need --columns for {sorted(missing)}")
-        split = {k: v.split(",") for k, v in cols.items()}
+        split = {k: [c.strip() for c in v.split(",")] for k, v in cols.items()}
+        if "," in cols["time"]:
+            raise DataError(f"--columns time={excerpt(cols['time'])}: expected one column")
         return read_csv(path, time=cols["time"], positions=split["positions"],
                         output=split["output"], velocities=split.get("velocities"),
                         accelerations=split.get("accelerations"), units=units,
-                        space=args.space or "basis", output_kind=args.output_kind, robot=robot)
+                        space=args.space or "basis", output_kind=args.output_kind, robot=robot,
+                        delimiter=args.delimiter)
     return read_npz(path, keys=_pairs(args.keys, "--keys"), units=units or None,
                     space=args.space, output_kind=args.output_kind, robot=robot)
 
@@ -84,9 +121,8 @@ def _read(path: str, args: argparse.Namespace, robot):
 def _processing(args: argparse.Namespace, base=None):
     from .processing import Processing
 
-    # The processing options are named as the settings they give.
-    given = {f.name: getattr(args, f.name) for f in fields(Processing)
-             if getattr(args, f.name, None) is not None}
+    # The processing options are named as the settings they give, and present only when given.
+    given = {f.name: getattr(args, f.name) for f in fields(Processing) if hasattr(args, f.name)}
     return replace(base, **given) if base is not None else Processing(**given)
 
 
@@ -99,6 +135,8 @@ def _estimator(args: argparse.Namespace):
     if args.method in plain:
         return plain[args.method]()
     total = tuple(args.total_mass) if args.total_mass else None
+    if total is not None and total[0] > total[1]:
+        raise DataError(f"--total-mass {total[0]:g} {total[1]:g}: expected LOW ≤ HIGH")
     return PhysicallyConsistent(epsilon=args.epsilon, mass_bounds=args.mass_bounds,
                                 total_mass=total, com_margin=args.com_margin,
                                 regularization=args.regularization, weight=args.weight,
@@ -109,13 +147,18 @@ def _identify(args: argparse.Namespace) -> None:
     from ..models import load_robot
     from .data import IdentificationData
 
+    robot_file = [args.robot] if Path(args.robot).is_file() else []
+    check_output(args.output, "-o", inputs=[*args.recordings, *robot_file])
     robot = load_robot(args.robot)
+    processing = _processing(args)
+    estimator = _estimator(args)
     recordings = [_read(p, args, robot) for p in args.recordings]
-    data = IdentificationData(robot, recordings, processing=_processing(args))
-    est = _estimator(args).fit(data)
-    source = args.robot if not Path(args.robot).is_file() else str(Path(args.robot).resolve())
+    data = IdentificationData(robot, recordings, processing=processing)
+    est = estimator.fit(data)
+    source = str(Path(args.robot).resolve()) if robot_file else args.robot
     result = replace(est.result_, robot_source=source)
-    result.save(args.output)
+    with replacing(args.output) as tmp:
+        result.save(tmp)
     print(f"robot        {robot!r}")
     print(f"data         {result.n_samples} samples from {len(recordings)} recording(s)")
     print(f"method       {result.method}; {data.base.rank} base parameters")
@@ -133,6 +176,7 @@ def _validate(args: argparse.Namespace) -> None:
     from .result import load_result
     from .validation import validate
 
+    plots = _plot_targets(args)
     result = load_result(args.result)
     source = args.robot or result.robot_source
     if source is None:
@@ -142,16 +186,33 @@ def _validate(args: argparse.Namespace) -> None:
     if robot.output != result.output:
         robot = robot.with_output(result.output)
     processing = _processing(args, result.processing)
-    for path in args.recordings:
+    for path, target in zip(args.recordings, plots, strict=True):
         val = validate(robot, result, _read(path, args, robot), processing=processing)
         print(f"{path}:")
         print(val.summary())
-        if args.plot:
-            target = Path(args.plot)
-            if len(args.recordings) > 1:
-                target = target.with_name(f"{target.stem}-{Path(path).stem}{target.suffix}")
-            val.plot(target, title=f"{Path(path).name}: {result.method}")
+        if target is not None:
+            with replacing(target) as tmp:
+                val.plot(tmp, title=f"{Path(path).name}: {result.method}")
             print(f"wrote {target}")
+
+
+def _plot_targets(args: argparse.Namespace) -> list[Path | None]:
+    """The image written per recording by ``validate --plot``, checked before validating."""
+    if not args.plot:
+        return [None] * len(args.recordings)
+    target = Path(args.plot)
+    if len(args.recordings) == 1:
+        targets = [target]
+    else:
+        targets = [target.with_name(f"{target.stem}-{Path(p).stem}{target.suffix}")
+                   for p in args.recordings]
+    inputs = [args.result, *args.recordings]
+    for t in targets:
+        check_output(t, "--plot", inputs=inputs, suffixes=image_suffixes())
+    if len(set(targets)) < len(targets):
+        raise DataError("--plot: two recordings have the same file name, so their plots would "
+                        "overwrite each other; rename one")
+    return targets
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -163,16 +224,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     ident.add_argument("--method", choices=_METHODS, default="consistent")
     _recording_options(ident)
     g = ident.add_argument_group("physically consistent estimate")
-    g.add_argument("--epsilon", type=float, default=1e-6,
-                   help="smallest pseudo-inertia eigenvalue")
-    g.add_argument("--mass-bounds", type=float, default=None,
-                   help="bound every link mass to (1 ± r) times its prior")
-    g.add_argument("--total-mass", type=float, nargs=2, metavar=("LOW", "HIGH"),
+    g.add_argument("--epsilon", type=number(0.0, 1e3, above=True), default=1e-6,
+                   help="smallest pseudo-inertia eigenvalue (> 0)")
+    g.add_argument("--mass-bounds", type=number(0.0, 1.0), default=None, metavar="R",
+                   help="bound every link mass to (1 ± R) times its prior (0 ≤ R ≤ 1)")
+    g.add_argument("--total-mass", type=number(0.0, 1e6), nargs=2, metavar=("LOW", "HIGH"),
                    help="bounds of the total mass, kg")
-    g.add_argument("--com-margin", type=float, default=0.1,
+    g.add_argument("--com-margin", type=number(0.0, 1e3), default=0.1,
                    help="margin of the centre-of-mass boxes, m")
     g.add_argument("--regularization", choices=("euclidean", "entropic"), default=None)
-    g.add_argument("--weight", type=float, default=1.0, help="regularization weight")
+    g.add_argument("--weight", type=number(0.0, 1e12), default=1.0,
+                   help="regularization weight (≥ 0)")
     g.add_argument("--solver", choices=("CLARABEL", "SCS"), default="CLARABEL")
     ident.set_defaults(func=_identify)
 

@@ -4,8 +4,15 @@ A :class:`Recording` holds the sample times, the measured coordinates (basis coo
 actuator coordinates as the drives see them), optional velocities and accelerations, and the
 measured model output (joint torque, motor torque or motor current), all in SI units. It is
 validated when it is built and rejects what it cannot trust: non-finite values, time that is not
-strictly increasing, mismatched shapes or units, too few samples. Output samples at the sensor's
-or drive's limit are flagged as saturated (:attr:`Recording.saturated`) with a warning.
+strictly increasing or whose sample rate is implausible, mismatched shapes or units, too few
+samples. Output samples at the sensor's or drive's limit are flagged as saturated
+(:attr:`Recording.saturated`) with a warning.
+
+Columns named after a robot's joints (or its actuators, in actuator space) are matched to the
+robot by name (:meth:`Recording.matched`): columns in another order are put in the robot's
+order; unknown, missing or repeated names are refused, naming them. Default names
+(``joint1``...) and labels that name none of the robot's coordinates (``q1``...) are taken in
+order.
 """
 
 from __future__ import annotations
@@ -16,13 +23,22 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from .._files import excerpt
 from ..errors import DataError, DynidWarning
 from . import units as U
+from ._matching import check_names, column_order, default_names, kind_mismatch
 
-__all__ = ["MIN_SAMPLES", "OUTPUT_KINDS", "SPACES", "Recording"]
+__all__ = ["MAX_MAGNITUDE", "MIN_SAMPLES", "OUTPUT_KINDS", "SPACES", "Recording", "column_order",
+           "default_names"]
 
 #: Fewer samples than this cannot be filtered, differentiated or identified.
 MIN_SAMPLES = 10
+#: Shortest and longest median sample interval, s (1 MHz to one sample in 1000 s): beyond
+#: them the times are almost surely in another unit than the one given.
+MIN_INTERVAL, MAX_INTERVAL = 1e-6, 1e3
+#: Largest magnitude of a signal in SI units: beyond it a value is a scaling or unit mistake
+#: (or a corrupted sample), and its squares would overflow in the identification.
+MAX_MAGNITUDE = 1e12
 #: What the output signal is (as :data:`dynid.models.robot.OUTPUTS`).
 OUTPUT_KINDS = ("joint_torque", "motor_torque", "current")
 #: Where the coordinates were measured.
@@ -32,7 +48,7 @@ _CLIP_RUN = 5
 
 
 def _array(x: object, name: str, shape: tuple[int | None, ...], names=None) -> np.ndarray:
-    arr = np.array(x, dtype=float)
+    arr = _floats(x, name)
     if arr.ndim == 1 and len(shape) == 2:
         arr = arr[:, None]
     if arr.ndim != len(shape) or any(s is not None and s != a for s, a in zip(
@@ -50,9 +66,20 @@ def _array(x: object, name: str, shape: tuple[int | None, ...], names=None) -> n
     return arr
 
 
+def _floats(x: object, name: str) -> np.ndarray:
+    """``x`` as a float array; text, ragged lists or objects raise naming ``name``."""
+    try:
+        return np.array(x, dtype=float)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise DataError(f"{name}: expected numbers, found {excerpt(x)} ({exc})") from None
+
+
 def _per_column(value: str | Sequence[str], n: int, what: str) -> tuple[str, ...]:
     if isinstance(value, str):
         return (value,) * n
+    if not isinstance(value, Sequence) or not all(isinstance(u, str) for u in value):
+        raise DataError(f"units of {what}: expected a unit or a list of units (text), found "
+                        f"{excerpt(value)}")
     value = tuple(value)
     if len(value) != n:
         raise DataError(f"units of {what}: expected one unit or {n}, found {len(value)}")
@@ -84,7 +111,9 @@ class Recording:
         ``accelerations``, ``output`` (one unit, or one per column). Values are converted to SI
         on construction; defaults are SI (s, rad, rad/s, rad/s², N·m).
     names
-        Coordinate (or actuator) names, one per column.
+        Coordinate (or actuator) names, one per column (default ``joint1``..., ``motor1``...
+        in actuator space). Columns named after a robot's joints are matched to them by name
+        (:meth:`matched`, :func:`column_order`).
     output_limits
         Saturation level per output channel (in the output's units, ``inf`` for none);
         samples at or beyond it are flagged. Without limits, flat runs at a channel's
@@ -109,6 +138,9 @@ class Recording:
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
+        if self.units is not None and not isinstance(self.units, Mapping):
+            raise DataError(f"units: expected a mapping signal → unit, e.g. {{'positions': "
+                            f"'deg'}}, found {excerpt(self.units)}")
         units = dict(self.units or {})
         unknown = set(units) - {"time", "positions", "velocities", "accelerations", "output"}
         if unknown:
@@ -122,12 +154,10 @@ class Recording:
         if N < MIN_SAMPLES:
             raise DataError(f"recording: too few samples, found {N}, need at least "
                             f"{MIN_SAMPLES}; record longer or at a higher rate")
-        q = np.array(self.positions, dtype=float)
+        q = _floats(self.positions, "positions")
         n = q.shape[1] if q.ndim == 2 else 1
-        names = tuple(self.names) if self.names is not None else tuple(
-            f"{'motor' if self.space == 'actuator' else 'joint'}{j + 1}" for j in range(n))
-        if len(names) != n or len(set(names)) != n:
-            raise DataError(f"names: expected {n} unique names, one per column, found {names}")
+        names = check_names(self.names, n) if self.names is not None else \
+            default_names(n, self.space)
         set_(self, "names", names)
         _check_time(t)
         set_(self, "time", t)
@@ -156,6 +186,8 @@ class Recording:
                                     "(angle or length)")
                 arr[:, j] *= U.convert_factor(u, qty, key)
             arrays[key] = arr
+        for key in ("positions", "velocities", "accelerations"):
+            _check_magnitude(arrays[key], key, names)
         set_(self, "positions", arrays["positions"])
         set_(self, "velocities", arrays["velocities"])
         set_(self, "accelerations", arrays["accelerations"])
@@ -172,12 +204,13 @@ class Recording:
             kind = "current" if out_fams == {"current"} else (
                 "joint_torque" if self.space == "basis" else "motor_torque")
         if kind not in OUTPUT_KINDS:
-            raise DataError(f"output_kind: expected one of {OUTPUT_KINDS}, found {kind!r}")
+            raise DataError(f"output_kind: expected one of {OUTPUT_KINDS}, found "
+                            f"{excerpt(kind)}")
         expected = {"current"} if kind == "current" else {"torque", "force"}
         if not out_fams <= expected:
-            raise DataError(f"output units {sorted(set(out_units))} do not match output_kind "
-                            f"{kind!r}; expected {'A or mA' if kind == 'current' else 'N·m or N'}")
+            raise DataError(kind_mismatch(kind, sorted(set(out_units)), self.space))
         factors = np.array([U.convert_factor(u, "output", "output") for u in out_units])
+        _check_magnitude(y * factors, "output", names)
         set_(self, "output", y * factors)
         set_(self, "output_kind", kind)
         si = {"time": "s", "positions": tuple(U.si_unit(u, "position", "") for u in pos_units),
@@ -185,7 +218,7 @@ class Recording:
         set_(self, "units", si)
 
         if self.output_limits is not None:
-            lim = np.array(self.output_limits, dtype=float)
+            lim = _floats(self.output_limits, "output_limits")
             if lim.shape != (n,) or not np.all(lim > 0):  # inf: no limit
                 raise DataError(f"output_limits: expected {n} values > 0 (inf for none), "
                                 f"found {lim}")
@@ -236,6 +269,42 @@ class Recording:
                             f"for {self.n_samples} samples, found {n_samples}")
         return self.select(slice(n_samples, None))
 
+    def reordered(self, order: Sequence[int]) -> Recording:
+        """A copy with its columns in another order: column ``j`` of the copy (coordinate,
+        derivatives, output channel, name, units, limit) is column ``order[j]`` of this one."""
+        idx = [int(j) for j in order]
+        if sorted(idx) != list(range(self.n)):
+            raise DataError(f"order: expected a permutation of 0..{self.n - 1}, found "
+                            f"{excerpt(list(order))}")
+
+        def cols(x):
+            return None if x is None else x[:, idx]
+
+        units = {"time": "s", "positions": tuple(self.units["positions"][j] for j in idx),
+                 "output": tuple(self.units["output"][j] for j in idx)}
+        cov = self.output_covariance
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DynidWarning)  # reported once already
+            return replace(
+                self, positions=cols(self.positions), velocities=cols(self.velocities),
+                accelerations=cols(self.accelerations), output=cols(self.output),
+                names=tuple(self.names[j] for j in idx), units=units,
+                output_limits=None if self.output_limits is None else self.output_limits[idx],
+                output_covariance=None if cov is None else cov[np.ix_(idx, idx)])
+
+    def matched(self, robot) -> Recording:
+        """This recording with its columns in the robot's order.
+
+        Columns named after the robot's joints (its actuators, or joints, in actuator space)
+        are put in the robot's order; unknown, missing or repeated names raise
+        :class:`~dynid.errors.DataError`. Default names (``joint1``...) and labels that name
+        none of them are taken in order (see :func:`column_order`).
+        """
+        order = column_order(self.names, robot, self.space)
+        if order is None or list(order) == list(range(self.n)):
+            return self
+        return self.reordered(order)
+
     def with_signals(self, **changes) -> Recording:
         """A copy with some signals replaced (SI units), e.g. filtered positions."""
         # Values are SI already: keep the SI units. Saturation was reported once, unless new
@@ -279,9 +348,27 @@ class Recording:
                       DynidWarning, stacklevel=3)
 
 
+def _check_magnitude(arr: np.ndarray | None, name: str, names: tuple[str, ...]) -> None:
+    """Raise when a signal (SI units) holds a value beyond :data:`MAX_MAGNITUDE`."""
+    if arr is None:
+        return
+    big = np.argwhere(np.abs(arr) > MAX_MAGNITUDE)
+    if len(big):
+        k, j = big[0]
+        raise DataError(f"{name}: value {arr[k, j]:.3g} at sample {k}, column {j} ({names[j]}) "
+                        f"is beyond ±{MAX_MAGNITUDE:g} in SI units ({len(big)} such values); "
+                        "check the signal's unit and scaling, or remove corrupted samples")
+
+
 def _check_time(t: np.ndarray) -> None:
     dt = np.diff(t)
     if np.all(dt > 0):
+        step = float(np.median(dt))
+        if not MIN_INTERVAL <= step <= MAX_INTERVAL:
+            raise DataError(f"time: the samples are {step:.3g} s apart (median), a rate of "
+                            f"{1 / step:.3g} Hz; expected {MIN_INTERVAL:g} s to "
+                            f"{MAX_INTERVAL:g} s. Are the times in another unit? Give it: "
+                            "units={'time': 'ms'} ('us', 'ns'; --units time=ms)")
         return
     k = int(np.flatnonzero(dt <= 0)[0])
     if dt[k] == 0:

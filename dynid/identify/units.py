@@ -40,6 +40,8 @@ _SI = {("time", "time"): "s", ("position", "angle"): "rad", ("position", "length
 
 
 def _lookup(unit: str, quantity: str, what: str) -> tuple[str, str, float]:
+    if not isinstance(unit, str):
+        raise DataError(f"{what}: expected a {quantity} unit (text), found {unit!r:.60}")
     name = _ALIASES.get(unit, unit)
     if name not in _UNITS or _UNITS[name][0] != quantity:
         known = sorted(u for u, (qty, _, _) in _UNITS.items() if qty == quantity)

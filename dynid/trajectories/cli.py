@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
+from pathlib import Path
 
+from .._arguments import check_output, image_suffixes, number, replacing, whole
+from .._files import excerpt
 from ..errors import TrajectoryError
 from .constraints import CartesianBox
 from .criteria import CRITERIA, SCALINGS
@@ -25,13 +29,15 @@ def add_design_parser(subparsers: argparse._SubParsersAction) -> argparse.Argume
     p.add_argument("robot", help="embedded robot name or robot file")
     p.add_argument("-o", "--output", default="trajectory.json", help="trajectory file (JSON)")
     g = p.add_argument_group("trajectory")
-    g.add_argument("--harmonics", type=int, default=_D.harmonics)
-    g.add_argument("--frequency", type=float, default=_D.frequency, help="fundamental, Hz")
+    g.add_argument("--harmonics", type=whole(1, 50), default=_D.harmonics,
+                   help="harmonics per coordinate (1 to 50)")
+    g.add_argument("--frequency", type=number(0.0, 1e3, above=True), default=_D.frequency,
+                   help="fundamental, Hz (> 0)")
     g.add_argument("--space", choices=SPACES, default=_D.space)
     g.add_argument("--unit", choices=UNITS, default=_D.unit)
     g.add_argument("--boundary", choices=BOUNDARIES, default=_D.boundary)
-    g.add_argument("--ramp", type=float, default=_D.ramp, help="ramp duration, s")
-    g.add_argument("--periods", type=int, default=_D.periods)
+    g.add_argument("--ramp", type=number(0.0, 1e4), default=_D.ramp, help="ramp duration, s")
+    g.add_argument("--periods", type=whole(1, 1000), default=_D.periods)
     g.add_argument("--fixed", action="append", default=[], metavar="NAME=VALUE",
                    help="hold a coordinate at a position (design units); repeatable")
     g = p.add_argument_group("constraints")
@@ -41,8 +47,8 @@ def add_design_parser(subparsers: argparse._SubParsersAction) -> argparse.Argume
                    metavar="FRAME:XL,YL,ZL:XU,YU,ZU",
                    help="keep a frame's origin in a box (m, base frame; 'inf' for open sides); "
                         "repeatable")
-    g.add_argument("--margin", type=float, default=_D.margin,
-                   help="fraction of each limit kept free")
+    g.add_argument("--margin", type=number(0.0, 1.0, below=True), default=_D.margin,
+                   help="fraction of each limit kept free, in [0, 1)")
     g = p.add_argument_group("criterion")
     g.add_argument("--criterion", choices=CRITERIA, default=_D.criterion)
     g.add_argument("--scaling", choices=SCALINGS, default=_D.scaling)
@@ -50,14 +56,16 @@ def add_design_parser(subparsers: argparse._SubParsersAction) -> argparse.Argume
                    help="output noise standard deviation per output")
     g.add_argument("--previous", action="append", default=[], metavar="FILE",
                    help="trajectory file of an earlier experiment to complete; repeatable")
-    g.add_argument("--rate", type=float, default=_D.rate, help="drive sample rate, Hz")
+    g.add_argument("--rate", type=number(0.0, 1e6, above=True), default=_D.rate,
+                   help="drive sample rate, Hz")
     g = p.add_argument_group("optimizer")
     g.add_argument("--optimizer", choices=tuple(OPTIMIZERS), default=_D.optimizer)
-    g.add_argument("--samples", type=int, default=_D.samples, help="samples per period")
-    g.add_argument("--max-iterations", type=int, default=_D.max_iterations)
-    g.add_argument("--tolerance", type=float, default=_D.tolerance)
-    g.add_argument("--starts", type=int, default=_D.starts)
-    g.add_argument("--seed", type=int, default=_D.seed)
+    g.add_argument("--samples", type=whole(8, 10_000), default=_D.samples,
+                   help="samples per period (8 to 10000)")
+    g.add_argument("--max-iterations", type=whole(1, 100_000), default=_D.max_iterations)
+    g.add_argument("--tolerance", type=number(0.0, 1.0, above=True), default=_D.tolerance)
+    g.add_argument("--starts", type=whole(1, 1000), default=_D.starts)
+    g.add_argument("--seed", type=whole(0, 2**32 - 1), default=_D.seed)
     p.add_argument("--plot", default=None, metavar="FILE.png", help="also plot the trajectory")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=run_design)
@@ -72,8 +80,11 @@ def _fixed(items: list[str]) -> dict[str, float]:
             out[name] = float(value)
         except ValueError:
             sep = ""
-        if not sep:
-            raise TrajectoryError(f"--fixed {item!r}: expected NAME=VALUE, e.g. joint4=-1.5")
+        if not sep or not name:
+            raise TrajectoryError(f"--fixed {excerpt(item)}: expected NAME=VALUE, e.g. "
+                                  "joint4=-1.5")
+        if not math.isfinite(out[name]):
+            raise TrajectoryError(f"--fixed {excerpt(item)}: expected a finite position")
     return out
 
 
@@ -84,8 +95,8 @@ def _box(text: str) -> CartesianBox:
         return CartesianBox(frame, tuple(float(x) for x in lo.split(",")),
                             tuple(float(x) for x in hi.split(",")))
     except ValueError:
-        raise TrajectoryError(f"--cartesian {text!r}: expected FRAME:XL,YL,ZL:XU,YU,ZU, e.g. "
-                              "flange:-inf,-inf,0.1:inf,inf,inf") from None
+        raise TrajectoryError(f"--cartesian {excerpt(text)}: expected FRAME:XL,YL,ZL:XU,YU,ZU, "
+                              "e.g. flange:-inf,-inf,0.1:inf,inf,inf") from None
 
 
 def settings_from_args(args: argparse.Namespace) -> DesignSettings:
@@ -94,8 +105,10 @@ def settings_from_args(args: argparse.Namespace) -> DesignSettings:
         try:
             noise = tuple(float(x) for x in args.noise.split(","))
         except ValueError:
-            raise TrajectoryError(f"--noise {args.noise!r}: expected comma-separated standard "
-                                  "deviations") from None
+            noise = ()
+        if not noise or not all(math.isfinite(x) and x > 0 for x in noise):
+            raise TrajectoryError(f"--noise {excerpt(args.noise)}: expected comma-separated "
+                                  "standard deviations, finite and > 0")
     return DesignSettings(
         harmonics=args.harmonics, frequency=args.frequency, space=args.space, unit=args.unit,
         boundary=args.boundary, ramp=args.ramp, periods=args.periods,
@@ -114,11 +127,19 @@ def run_design(args: argparse.Namespace) -> None:
     from .io import load_trajectory, save_trajectory
 
     settings = settings_from_args(args)
+    inputs = [*args.previous, *([args.robot] if Path(args.robot).is_file() else [])]
+    check_output(args.output, "-o", inputs=inputs)
+    if args.plot:
+        check_output(args.plot, "--plot", inputs=[*inputs, args.output],
+                     suffixes=image_suffixes())
+        if Path(args.plot).resolve() == Path(args.output).resolve():
+            raise TrajectoryError("--plot and -o name the same file; give two file names")
     robot = load_robot(args.robot)
     previous = [trajectory_information(robot, load_trajectory(f), rate=settings.rate,
                                        noise=settings.noise) for f in args.previous]
     design = design_excitation(robot, settings, previous=previous, progress=not args.quiet)
-    save_trajectory(args.output, design)
+    with replacing(args.output) as tmp:
+        save_trajectory(tmp, design)
     c = design.condition
     out = sys.stdout
     out.write(f"robot          {robot!r}\n")
@@ -136,5 +157,6 @@ def run_design(args: argparse.Namespace) -> None:
     if args.plot:
         from .plot import plot_trajectory
 
-        plot_trajectory(design.trajectory, robot, path=args.plot)
+        with replacing(args.plot) as tmp:
+            plot_trajectory(design.trajectory, robot, path=tmp)
         out.write(f"plot           {args.plot}\n")
