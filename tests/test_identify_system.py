@@ -99,3 +99,37 @@ def test_bad_covariances_and_shapes_are_reported(problem):
         joint.add(Y[:, :2], y[:, :2])
     with pytest.raises(dynid.DataError, match="expected finite values"):
         joint.add(Y[:2] * np.nan, y[:2])
+
+
+def test_sandwich_covariance_matches_dense_normal_equations(problem):
+    """``JointSystem.covariance`` (triangular factors) equals ``A⁻¹ G A⁻¹`` formed from the
+    dense rows, ``A = Σ W_kᵀ V⁻¹ W_k``, ``G = Σ W_kᵀ V⁻¹ Σ V⁻¹ W_k``; restricted to a subspace
+    ``U`` it is ``U (UᵀAU)⁻¹ UᵀGU (UᵀAU)⁻¹ Uᵀ``; with ``V = Σ`` it is the Gauss–Markov
+    inverse information."""
+    Y, y, S = problem
+    system = _joint(Y, y)
+    V = np.diag([0.5, 2.0, 1.0])
+    Vi = np.linalg.inv(V)
+    A = np.einsum("kip,ij,kjq->pq", Y, Vi, Y)
+    G = np.einsum("kip,ij,kjq->pq", Y, Vi @ S @ Vi, Y)
+    dense = np.linalg.solve(A, np.linalg.solve(A, G).T)
+    np.testing.assert_allclose(system.covariance(V, S), dense, rtol=1e-9, atol=1e-14)
+    U = np.linalg.qr(np.random.default_rng(1).standard_normal((Y.shape[2], 4)))[0]
+    Au, Gu = U.T @ A @ U, U.T @ G @ U
+    restricted = U @ np.linalg.solve(Au, np.linalg.solve(Au, Gu).T) @ U.T
+    np.testing.assert_allclose(system.covariance(V, S, U), restricted, rtol=1e-9, atol=1e-14)
+    np.testing.assert_allclose(system.covariance(S, S),
+                               system.system(covariance=S).inverse_information(), rtol=1e-9)
+
+
+def test_rank_deficiency_names_the_undetermined_columns():
+    """Two proportional columns (in different units) cannot both be determined: the error
+    names them."""
+    rng = np.random.default_rng(2)
+    W = rng.standard_normal((200, 1, 4))
+    W[..., 3] = 1e-4 * W[..., 1]
+    system = JointSystem(1, 4)
+    system.add(W, rng.standard_normal((200, 1)))
+    with pytest.raises(dynid.SolverError, match="do not determine every unknown") as info:
+        system.system().solve()
+    assert set(info.value.columns[:2]) == {1, 3}

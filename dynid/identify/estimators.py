@@ -10,15 +10,18 @@ validates, solves and returns ``self``; what it learned ends in ``_``:
     standard parameters (p,) and covariance (p, p) (see
     :class:`~dynid.identify.result.IdentificationResult` for how they relate to the base ones);
 ``noise_covariance_``
-    output noise covariance (n, n) used or estimated;
+    output noise covariance (n, n) of one sample that weighted the estimate (given or
+    estimated from residuals);
 ``result_``
     the :class:`~dynid.identify.result.IdentificationResult`.
 
 The estimators work on the compressed system, never on raw rows. With ``W`` the stacked base
 regressor, ``y`` the outputs and ``Σ`` the output noise covariance of one sample:
 
-* OLS: ``θ = argmin ‖W θ − y‖``, ``P = σ² (WᵀW)⁻¹`` with ``σ²`` the residual variance;
-* WLS: each output weighted by ``1/σ_j`` from the residuals of a first OLS pass (Gautier);
+* OLS: ``θ = argmin ‖W θ − y‖``, ``P = (WᵀW)⁻¹ (Σ_ij Σ̂_ij W_iᵀ W_j) (WᵀW)⁻¹`` with ``Σ̂``
+  the residual covariance of the outputs (``σ² (WᵀW)⁻¹`` when they share one noise level);
+* WLS: each output weighted by ``1/σ_j`` from the residuals of a first OLS pass (Gautier),
+  with the same sandwich covariance for its weighting;
 * Gauss–Markov (Abdellatif (9)–(10)): ``θ = (Wᵀ Σ⁻¹ W)⁻¹ Wᵀ Σ⁻¹ y`` and
   ``P = (Wᵀ Σ⁻¹ W)⁻¹``, with the full ``Σ`` given, taken from period averaging, or estimated
   from first-pass residuals.
@@ -27,14 +30,17 @@ regressor, ``y`` the outputs and ``Σ`` the output noise covariance of one sampl
 from __future__ import annotations
 
 import time
+import warnings
 
 import numpy as np
 
 from .._blas import single_threaded
-from ..errors import DataError
-from .data import CompressedData
+from .._files import excerpt
+from ..errors import DataError, DynidWarning, SolverError
+from .data import CompressedData, IdentificationData
+from .residuals import Whiteness, whiteness
 from .result import IdentificationResult
-from .system import JointSystem, LinearSystem
+from .system import JointSystem, LinearSystem, RankDeficient
 
 __all__ = ["OLS", "WLS", "Estimator", "GaussMarkov"]
 
@@ -54,7 +60,11 @@ class Estimator:
                             "wrap the robot and recordings in IdentificationData(robot, "
                             "recordings)")
         start = time.perf_counter()
-        out = self._estimate(data)
+        try:
+            out = self._estimate(data)
+        except RankDeficient as exc:
+            names = ", ".join(data.base.names[c] for c in exc.columns)
+            raise SolverError(f"{exc}; the least determined base parameters: {names}") from None
         # The system and processing of the estimate: the data's, unless the estimator chose
         # its own (maximum likelihood picks the filter).
         system = out["system"] if "system" in out else data.system()
@@ -74,6 +84,13 @@ class Estimator:
         rmse = np.sqrt(np.diag(gram) / system.n_samples)
         solver = dict(out.get("solver", {}))
         solver["time"] = time.perf_counter() - start
+        diagnostics = dict(out.get("diagnostics", {}))
+        if "system" not in out:
+            white = residual_whiteness(data)
+            if white is not None:
+                diagnostics["whiteness"] = white.to_json()
+            if getattr(data, "candidates", ()):
+                diagnostics["processing_candidates"] = [c.to_json() for c in data.candidates]
         params = data.robot.parameters
         self.result_ = IdentificationResult(
             method=self.method, robot=data.robot.name, output=data.robot.output,
@@ -82,7 +99,8 @@ class Estimator:
             base_cov=self.base_cov_, noise_covariance=self.noise_covariance_,
             training_rmse=rmse, n_samples=system.n_samples,
             output_names=data.robot.output_names, settings=self.get_params(),
-            processing=processing, solver=solver)
+            processing=processing, solver=solver,
+            covariance_method=out.get("covariance_method", "sandwich"), diagnostics=diagnostics)
         return self
 
     def get_params(self) -> dict:
@@ -97,6 +115,29 @@ class Estimator:
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
         return f"{type(self).__name__}({args})"
+
+
+def residual_whiteness(data: CompressedData) -> Whiteness | None:
+    """The whiteness test of the data's output noise (``None`` without the data's rows), with
+    a warning when it is coloured.
+
+    It tests the residual of the weighted least-squares fit (outputs weighted by their noise
+    level) whatever the estimator: that residual is the best image of the noise, and every
+    estimator's uncertainty rests on the noise being white. (An unweighted fit's residual on a
+    quiet output carries the slow error that the noisy outputs leave in the estimate, which
+    is no colour of the noise.)
+    """
+    if not isinstance(data, IdentificationData):
+        return None
+    system = data.system()
+    theta = gauss_markov(system, first_pass_covariance(system, diagonal=True))[0]
+    residuals = data.residuals(theta)
+    if sum(len(e) for e in residuals) < 20:
+        return None
+    white = whiteness(residuals, data.robot.output_names)
+    if not white.white:
+        warnings.warn(f"identification: {white.message()}", DynidWarning, stacklevel=4)
+    return white
 
 
 def ols(system: JointSystem) -> tuple[np.ndarray, LinearSystem, float]:
@@ -132,7 +173,12 @@ def gauss_markov(system: JointSystem, covariance: np.ndarray
 
 
 class OLS(Estimator):
-    """Ordinary least squares on the base parameters."""
+    """Ordinary least squares on the base parameters.
+
+    Its covariance is the sandwich ``(WᵀW)⁻¹ (Σ_ij Σ̂_ij W_iᵀ W_j) (WᵀW)⁻¹`` with ``Σ̂`` the
+    residual covariance of the outputs: honest when the outputs' noise levels differ (as
+    torques of large and small joints do), where ``σ² (WᵀW)⁻¹`` would not be.
+    """
 
     method = "ols"
 
@@ -141,14 +187,20 @@ class OLS(Estimator):
 
     def _estimate(self, data):
         system = data.system()
-        theta, stacked, sigma2 = ols(system)
-        return {"base_params": theta, "base_cov": sigma2 * stacked.inverse_information(),
+        theta, _, sigma2 = ols(system)
+        noise = system.residual_covariance(theta)
+        return {"base_params": theta, "base_cov": system.covariance(np.eye(system.n_outputs),
+                                                                    noise),
                 "noise_covariance": sigma2 * np.eye(system.n_outputs)}
 
 
 class WLS(Estimator):
     """Weighted least squares: each output weighted by the inverse of its noise standard
     deviation, estimated from the residuals of a first OLS pass.
+
+    Its covariance is the sandwich with the full residual covariance of the outputs (see
+    :meth:`~dynid.identify.system.JointSystem.covariance`), so it stays honest when the
+    outputs' noise is correlated.
 
     Parameters
     ----------
@@ -160,18 +212,19 @@ class WLS(Estimator):
     method = "wls"
 
     def __init__(self, *, iterations: int = 1):
-        self.iterations = int(iterations)
+        self.iterations = iterations
 
     def _estimate(self, data):
+        _check_count("iterations", self.iterations, 1, 1000)
         system = data.system()
-        if self.iterations < 1:
-            raise DataError(f"iterations: expected at least 1, found {self.iterations}")
         cov = first_pass_covariance(system, diagonal=True)
         for _ in range(self.iterations - 1):
             theta, _, _ = gauss_markov(system, cov)
             cov = np.diag(np.diag(system.residual_covariance(theta)))
-        theta, P, _ = gauss_markov(system, cov)
-        return {"base_params": theta, "base_cov": P, "noise_covariance": cov}
+        theta, _, _ = gauss_markov(system, cov)
+        noise = system.residual_covariance(theta)
+        return {"base_params": theta, "base_cov": system.covariance(cov, noise),
+                "noise_covariance": cov}
 
 
 class GaussMarkov(Estimator):
@@ -194,7 +247,8 @@ class GaussMarkov(Estimator):
         system = data.system()
         cov = resolve_covariance(self.covariance, data, system)
         theta, P, _ = gauss_markov(system, cov)
-        return {"base_params": theta, "base_cov": P, "noise_covariance": cov}
+        return {"base_params": theta, "base_cov": P, "noise_covariance": cov,
+                "covariance_method": "gauss-markov"}
 
 
 def weighting_covariance(weighting: str, data: CompressedData, system: JointSystem
@@ -231,3 +285,10 @@ def resolve_covariance(setting, data: CompressedData, system: JointSystem) -> np
     if cov.shape != (n, n):
         raise DataError(f"covariance: expected shape ({n}, {n}), found {cov.shape}")
     return cov
+
+
+def _check_count(name: str, value, low: int, high: int) -> None:
+    if not (isinstance(value, int | np.integer) and not isinstance(value, bool)
+            and low <= value <= high):
+        raise DataError(f"{name}: expected an integer between {low} and {high}, found "
+                        f"{excerpt(value)}")

@@ -82,7 +82,7 @@ class MaximumLikelihood(Estimator):
         self.cutoff_, theta, P_theta, system, trial = best
         self.profile_ = profile
         return {"base_params": theta, "base_cov": P_theta, "noise_covariance": cov_y,
-                "system": system, "processing": trial,
+                "system": system, "processing": trial, "covariance_method": "gauss-markov",
                 "solver": {"cutoff": self.cutoff_, "profile": {f"{k:.6g}": v
                                                                for k, v in profile.items()}}}
 

@@ -15,15 +15,18 @@ noise, the estimator's and the processing's settings, and solver details. It is 
 
 from __future__ import annotations
 
+import difflib
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from .._files import read_structured
+from .._files import excerpt, read_structured
 from ..errors import DataError
 from .processing import Processing
+from .residuals import Whiteness
 from .uncertainty import Uncertainty
 
 __all__ = ["IdentificationResult", "load_result"]
@@ -63,6 +66,15 @@ class IdentificationResult:
     settings, processing, solver
         Estimator settings, the processing settings, solver details (status, time, smallest
         pseudo-inertia eigenvalue...).
+    covariance_method
+        How ``cov`` and ``base_cov`` were obtained: ``"sandwich"`` (least squares with the
+        outputs' residual covariance), ``"gauss-markov"`` (the given or estimated noise
+        covariance), ``"conditional"`` (the physically consistent estimate, conditional on
+        its active constraints), ``"bootstrap"``.
+    diagnostics
+        Checks of the fit: ``"whiteness"`` (the residual whiteness test, see
+        :attr:`whiteness`), and for the physically consistent estimate its active
+        constraints.
     """
 
     method: str
@@ -84,6 +96,15 @@ class IdentificationResult:
     settings: dict = field(default_factory=dict)
     processing: Processing = field(default_factory=Processing)
     solver: dict = field(default_factory=dict)
+    covariance_method: str = "sandwich"
+    diagnostics: dict = field(default_factory=dict)
+
+    @property
+    def whiteness(self) -> Whiteness | None:
+        """The residual whiteness test (``None`` when the residual was not available, as for
+        data streamed in compressed form)."""
+        entry = self.diagnostics.get("whiteness")
+        return Whiteness.from_json(entry) if entry else None
 
     def uncertainty(self) -> Uncertainty:
         """Uncertainty of the base parameters."""
@@ -111,7 +132,8 @@ class IdentificationResult:
             "noise_covariance": self.noise_covariance.tolist(),
             "training_rmse": self.training_rmse.tolist(), "n_samples": self.n_samples,
             "settings": self.settings, "processing": self.processing.to_dict(),
-            "solver": self.solver,
+            "solver": self.solver, "covariance_method": self.covariance_method,
+            "diagnostics": self.diagnostics,
         }
 
     def save(self, path: str | Path) -> Path:
@@ -128,6 +150,7 @@ class IdentificationResult:
         if data.get("version") != VERSION:
             raise DataError(f"{where}: result format version {data.get('version')}, this dynid "
                             f"reads version {VERSION}")
+        _check_schema(data, where)
         try:
             par, base = data["parameters"], data["base"]
             return cls(
@@ -143,7 +166,9 @@ class IdentificationResult:
                 output_names=tuple(data.get("output_names", ())),
                 settings=data.get("settings", {}),
                 processing=Processing.from_dict(data.get("processing", {})),
-                solver=data.get("solver", {}))
+                solver=data.get("solver", {}),
+                covariance_method=data.get("covariance_method", "sandwich"),
+                diagnostics=data.get("diagnostics", {}))
         except KeyError as exc:
             raise DataError(f"{where}: missing entry {exc}") from None
 
@@ -152,6 +177,138 @@ def load_result(path: str | Path) -> IdentificationResult:
     """Read a result file written by :meth:`IdentificationResult.save`."""
     data = read_structured(path, "result file", "JSON", json.loads, json.JSONDecodeError, DataError)
     return IdentificationResult.from_json(data, Path(path).name)
+
+
+# The file's entries: required ones, optional ones and what each must hold.
+_REQUIRED = ("format", "version", "method", "robot", "output", "parameters", "base",
+             "noise_covariance", "training_rmse", "n_samples")
+_OPTIONAL = ("robot_source", "output_names", "settings", "processing", "solver", "diagnostics",
+             "covariance_method")
+_OUTPUTS = ("joint_torque", "motor_torque", "current")
+
+
+def _check_schema(data: dict, where: str) -> None:
+    """Raise :class:`DataError` naming the file, the entry and what was found unless every
+    entry of a result file has its type and shape: names are lists of strings, values have
+    one finite number per name, covariances are square and of matching size."""
+    check = _Schema(where)
+    check.entries(data, "", _REQUIRED, _OPTIONAL)
+    if type(data["version"]) is not int:
+        raise check.fail("version", f"the integer {VERSION}", data["version"])
+    for key in ("method", "robot"):
+        if not isinstance(data[key], str) or not data[key]:
+            raise check.fail(key, "a name (text)", data[key])
+    if data["output"] not in _OUTPUTS:
+        raise check.fail("output", f"one of {', '.join(_OUTPUTS)}", data["output"])
+    par, base = data["parameters"], data["base"]
+    check.entries(par, "parameters", ("names", "units", "values", "covariance"))
+    check.entries(base, "base", ("names", "matrix", "values", "covariance"))
+    p = len(check.names(par["names"], "parameters.names"))
+    check.names(par["units"], "parameters.units", p, unique=False)
+    check.numbers(par["values"], "parameters.values", (p,))
+    check.numbers(par["covariance"], "parameters.covariance", (p, p))
+    b = len(check.names(base["names"], "base.names"))
+    check.numbers(base["matrix"], "base.matrix", (b, p))
+    check.numbers(base["values"], "base.values", (b,))
+    check.numbers(base["covariance"], "base.covariance", (b, b))
+    rmse = check.numbers(data["training_rmse"], "training_rmse", (None,))
+    n = len(rmse)
+    if n == 0 or any(r < 0 for r in rmse):
+        raise check.fail("training_rmse", "one RMSE ≥ 0 per output", data["training_rmse"])
+    check.numbers(data["noise_covariance"], "noise_covariance", (n, n))
+    count = data["n_samples"]
+    if type(count) is not int or count < 1:
+        raise check.fail("n_samples", "a whole number ≥ 1", count)
+    check.optional(data, n)
+
+
+class _Schema:
+    """Checks of the entries of one result file; errors name the file and the entry."""
+
+    def __init__(self, where: str):
+        self.where = where
+
+    def fail(self, entry: str, expected: str, found: object, *, described: bool = False
+             ) -> DataError:
+        """The error for ``entry``; ``found`` is quoted, or given as is when ``described``."""
+        found = found if described else excerpt(found)
+        return DataError(f"{self.where}: {entry}: expected {expected}, found {found}")
+
+    def entries(self, data: object, entry: str, required, optional=()) -> None:
+        if not isinstance(data, dict):
+            raise self.fail(entry or "the file", "a JSON object", data)
+        prefix = f"{entry}." if entry else ""
+        missing = [k for k in required if k not in data]
+        if missing:
+            raise DataError(f"{self.where}: {prefix}{missing[0]}: missing entry")
+        unknown = [k for k in data if k not in required and k not in optional]
+        if unknown:
+            close = difflib.get_close_matches(str(unknown[0]), [*required, *optional], n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise DataError(f"{self.where}: {prefix}{str(unknown[0])[:40]}: unknown "
+                            f"entry{hint} (known: {', '.join([*required, *optional])})")
+
+    def optional(self, data: dict, n: int) -> None:
+        source = data.get("robot_source")
+        if source is not None and (not isinstance(source, str) or not source):
+            raise self.fail("robot_source", "a robot name or file (text) or null", source)
+        if data.get("output_names"):
+            self.names(data["output_names"], "output_names", n)
+        for key in ("settings", "solver", "diagnostics", "processing"):
+            if key in data and not isinstance(data[key], dict):
+                raise self.fail(key, "a JSON object", data[key])
+        if "covariance_method" in data and not isinstance(data["covariance_method"], str):
+            raise self.fail("covariance_method", "a name (text)", data["covariance_method"])
+        try:
+            Processing.from_dict(data.get("processing", {}))
+        except (DataError, TypeError) as exc:
+            raise DataError(f"{self.where}: processing: {exc}") from None
+
+    def names(self, value: object, entry: str, length: int | None = None, *,
+              unique: bool = True) -> list:
+        if not isinstance(value, list):
+            raise self.fail(entry, "a list of names (text)", value)
+        for i, x in enumerate(value):
+            if not isinstance(x, str):
+                raise self.fail(f"{entry}[{i}]", "a name (text)", x)
+        if length is not None and len(value) != length:
+            raise self.fail(entry, f"{length} names", value)
+        if unique and len(set(value)) != len(value):
+            twice = next(x for x in value if value.count(x) > 1)
+            raise self.fail(entry, "unique names", f"{excerpt(twice)} twice", described=True)
+        return value
+
+    def numbers(self, value: object, entry: str, shape: tuple) -> list:
+        """Check a list (or a list of rows) of finite numbers of the given shape (``None``:
+        any length); returns it."""
+        rows = shape[0]
+        if not isinstance(value, list) or (rows is not None and len(value) != rows):
+            want = "a list of numbers" if len(shape) == 1 else "a list of rows of numbers"
+            size = f" of length {rows}" if rows is not None else ""
+            if isinstance(value, list):
+                raise self.fail(entry, want + size, f"{len(value)}", described=True)
+            raise self.fail(entry, want + size, value)
+        for i, x in enumerate(value):
+            if len(shape) == 2:
+                if not isinstance(x, list) or len(x) != shape[1]:
+                    raise self.fail(f"{entry}[{i}]", f"a row of {shape[1]} numbers (the "
+                                    f"matrix is {shape[0]} × {shape[1]})", x)
+                for k, y in enumerate(x):
+                    if not _finite(y):
+                        raise self.fail(f"{entry}[{i}][{k}]", "a finite number", y)
+            elif not _finite(x):
+                raise self.fail(f"{entry}[{i}]", "a finite number", x)
+        return value
+
+
+def _finite(x: object) -> bool:
+    """Whether ``x`` is a number (not a bool) that a float holds and that is finite."""
+    if not isinstance(x, int | float) or isinstance(x, bool):
+        return False
+    try:
+        return math.isfinite(x)
+    except OverflowError:  # an integer beyond the range of a float
+        return False
 
 
 def _plain(x):

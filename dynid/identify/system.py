@@ -28,7 +28,18 @@ from .._blas import single_threaded
 from .._linalg import stack_triangular
 from ..errors import DataError, SolverError
 
-__all__ = ["JointSystem", "LinearSystem"]
+__all__ = ["JointSystem", "LinearSystem", "RankDeficient"]
+
+
+class RankDeficient(SolverError):
+    """The data do not determine every unknown: ``columns`` are those of the least
+    determined combination, largest first."""
+
+    def __init__(self, columns: np.ndarray):
+        self.columns = [int(c) for c in columns]
+        super().__init__("least squares: the data do not determine every unknown (the "
+                         "regressor is rank deficient); record a more exciting trajectory, "
+                         "or identify fewer parameters")
 
 
 class LinearSystem:
@@ -71,10 +82,12 @@ class LinearSystem:
         if self.n_rows < self.n_params:
             raise SolverError(f"least squares: {self.n_rows} rows for {self.n_params} unknowns; "
                               "record more samples")
-        diag = np.abs(np.diag(R))
-        if diag.min() <= 1e-12 * diag.max():
-            raise SolverError("least squares: the regressor is rank deficient; use base "
-                              "parameters or a more exciting trajectory")
+        norms = np.linalg.norm(R, axis=0)
+        if np.any(norms == 0) or np.any(~np.isfinite(R)):
+            raise RankDeficient(np.flatnonzero(norms == 0)[:3])
+        _, s, Vt = np.linalg.svd(R / norms)  # column-normalized: units do not matter
+        if s[-1] <= 1e-10 * s[0]:
+            raise RankDeficient(np.argsort(-np.abs(Vt[-1]))[:3])
         return scipy.linalg.solve_triangular(R, self.qty)
 
     def residual_norm2(self, theta: np.ndarray) -> float:
@@ -136,11 +149,48 @@ class JointSystem:
         so the whitened noise has unit covariance)."""
         n = self.n_outputs
         T = np.eye(n) if covariance is None else _validate.whitener(covariance, "covariance", n)
+        return LinearSystem(self._combined(T), self.n_samples * self.n_outputs)
+
+    @single_threaded
+    def factors(self, weighting: np.ndarray, noise: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Triangular factors ``R_v`` and ``R_g`` (p columns) with ``R_vᵀR_v = Wᵀ V⁻¹ W`` and
+        ``R_gᵀR_g = Wᵀ V⁻¹ Σ V⁻¹ W``, for an estimate weighted by the output covariance
+        ``weighting`` (V, n × n) when each sample's output noise has covariance ``noise``
+        (Σ)."""
+        n = self.n_outputs
+        Rv = self.system(covariance=weighting).R
+        Vi = np.linalg.inv(np.asarray(weighting, dtype=float))
+        middle = Vi @ np.asarray(noise, dtype=float) @ Vi
+        if middle.shape != (n, n):
+            raise DataError(f"noise: expected an ({n}, {n}) covariance, found {middle.shape}")
+        d, U = np.linalg.eigh((middle + middle.T) / 2)
+        T = np.sqrt(np.clip(d, 0.0, None))[:, None] * U.T  # TᵀT = V⁻¹ Σ V⁻¹
+        return Rv, self._combined(T)[:, :self.n_params]
+
+    def covariance(self, weighting: np.ndarray, noise: np.ndarray,
+                   subspace: np.ndarray | None = None) -> np.ndarray:
+        """Covariance (p, p) of the estimate weighted by ``weighting`` (V) when the output
+        noise has covariance ``noise`` (Σ): ``(Wᵀ V⁻¹ W)⁻¹ Wᵀ V⁻¹ Σ V⁻¹ W (Wᵀ V⁻¹ W)⁻¹`` (the
+        sandwich; ``(Wᵀ Σ⁻¹ W)⁻¹`` when ``V = Σ``), from triangular factors rather than normal
+        equations. With ``subspace`` (p, r), orthonormal columns ``U``: the covariance of the
+        estimate restricted to ``θ = θ₀ + U α`` (the same sandwich in ``α``, mapped back)."""
+        Rv, Rg = self.factors(weighting, noise)
+        if subspace is not None:
+            U = np.asarray(subspace, dtype=float)
+            Rv, Rg = scipy.linalg.qr(Rv @ U, mode="r")[0][:U.shape[1]], Rg @ U
+        Y = scipy.linalg.solve_triangular(Rv, Rg.T, trans="T")
+        Z = scipy.linalg.solve_triangular(Rv, Y)  # Rv⁻¹ Rv⁻ᵀ Rgᵀ
+        P = Z @ Z.T
+        return P if subspace is None else U @ P @ U.T
+
+    def _combined(self, T: np.ndarray) -> np.ndarray:
+        """Triangular factor of the rows ``Σ_i T_li [W_i y_i]`` of every output l."""
         blocks = self._blocks()
-        stacked = np.vstack([sum(T[l, i] * blocks[i] for i in range(self.n_outputs)
-                                 if T[l, i] != 0.0) for l in range(self.n_outputs)])
-        Rz = stack_triangular(np.zeros((0, self.n_params + 1)), stacked)
-        return LinearSystem(Rz, self.n_samples * self.n_outputs)
+        n = self.n_outputs
+        stacked = np.vstack([sum(T[l, i] * blocks[i] for i in range(n) if T[l, i] != 0.0)
+                             if np.any(T[l] != 0.0) else np.zeros_like(blocks[0])
+                             for l in range(n)])
+        return stack_triangular(np.zeros((0, self.n_params + 1)), stacked)
 
     def residuals_gram(self, theta: np.ndarray) -> np.ndarray:
         """``EᵀE`` (n, n) of the residuals ``e_i = W_i θ − y_i`` of each output."""
