@@ -76,13 +76,12 @@ def reference_output(robot: dynid.Robot, theta: np.ndarray, q, v, a) -> np.ndarr
     return motor_torque / robot.transmission.torque_constants
 
 
-def standardized_errors(robot, base, recordings, truth, cutoff=None) -> np.ndarray:
-    """``(θ̂_b − θ_b) / σ̂`` of weighted least squares, one row per recording (decimated by 10,
-    positions low-passed at ``cutoff`` Hz when given): for an honest reported uncertainty,
-    standard normal."""
-    from dynid.identify import WLS, IdentificationData, Processing
+def standardized_errors(robot, base, recordings, truth, processing=None) -> np.ndarray:
+    """``(θ̂_b − θ_b) / σ̂`` of weighted least squares, one row per recording, processed as
+    ``processing`` says (default: the automatic processing): for an honest reported
+    uncertainty, standard normal."""
+    from dynid.identify import WLS, IdentificationData
 
-    processing = Processing(decimate=10, cutoff=cutoff)
     z = []
     for rec in recordings:
         data = IdentificationData(robot, rec, base=base, processing=processing)

@@ -114,11 +114,11 @@ def test_panda_with_noise_has_honest_uncertainty(panda_case):
 
 def test_panda_validation_is_at_the_noise_floor(panda_case):
     robot, theta, sim, val, base = panda_case
-    proc = Processing(decimate=10)
-    est = WLS().fit(IdentificationData(robot, sim.measured[0], base=base, processing=proc))
+    est = WLS().fit(IdentificationData(robot, sim.measured[0], base=base))
+    proc = est.result_.processing  # chosen automatically, and applied to the validation
     got = validate(robot, est.result_, val)
     best = validate(robot, theta, val, processing=proc)
-    floor = NOISE * np.linalg.norm(decimation_filter(10))  # the noise through the filter
+    floor = NOISE * np.linalg.norm(decimation_filter(proc.decimate))  # noise through the filter
     assert np.all(got.rmse <= 1.05 * best.rmse)
     np.testing.assert_allclose(got.rmse, floor, rtol=0.3)
     assert got.overall_relative_error < 1.0  # %
@@ -137,9 +137,8 @@ def test_panda_consistent_estimate_with_noise(panda_case):
 
 def test_random_robot_with_gear_motors_and_current_output():
     """Actuator-side encoders, current output, gear motors: exact recovery without noise and
-    honest uncertainty with it. The quantized motor positions are low-passed at 20 Hz before
-    differentiation; unfiltered, their noise in the regressor makes the reported σ about 30 %
-    too small."""
+    honest uncertainty with it, with the automatic processing (unfiltered, the quantized motor
+    positions' noise in the regressor makes the reported σ about 30 % too small)."""
     robot = random_robot(3, seed=5, friction=True, motors=True, output="current",
                          smoothing=0.05)
     theta = true_parameters(robot, np.random.default_rng(0))
@@ -151,7 +150,7 @@ def test_random_robot_with_gear_motors_and_current_output():
     est = OLS().fit(IdentificationData(robot, sim.truth[0], base=base))
     assert np.max(np.abs(est.base_params_ - truth) / np.abs(truth)) < 1e-6
     assert sim.measured[0].space == "actuator"
-    z = standardized_errors(robot, base, sim.measured, truth, cutoff=20.0)
+    z = standardized_errors(robot, base, sim.measured, truth)
     assert 0.75 < np.sqrt(np.mean(z**2)) < 1.3 and np.abs(z).max() < 4.5
 
 

@@ -9,30 +9,29 @@ Decimation (``Processing(decimate=D)``) filters the regressor columns and the ou
 same zero-phase FIR low-pass and keeps one sample in D (Gautier's parallel decimation): the
 model ``y = Y θ`` is linear in θ, so it still holds after the filter, while the high-frequency
 content that the estimated accelerations cannot follow is removed from both sides alike. The
-filter has ``8 D + 1`` symmetric taps and a cutoff at 80 % of the new Nyquist frequency; it is
-applied chunk by chunk with an overlap of half its length, which gives exactly the samples of a
-single pass over the whole recording.
+filter has ``16 D + 1`` symmetric taps (Hamming window) and its cutoff at the new Nyquist
+frequency: its aliased power response sums to one within a few percent, so white output noise
+stays white after decimation (the correlation of neighbouring decimated samples is 0.05, and
+the noise variance at low frequencies, which sets the parameters' uncertainty, is the
+variance per sample within 5 %). It is applied chunk by chunk with an overlap of half its
+length, which gives exactly the samples of a single pass over the whole recording.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
 
-from ..errors import DataError
+from ..errors import DataError, DynidWarning
 from ..models import BaseParameters, Regressor, Robot, base_parameters
-from .processing import Processing, _signal
+from .processing import Processing, _signal, decimation_filter
 from .recording import Recording
 from .system import JointSystem
 
 __all__ = ["CompressedData", "IdentificationData", "check_recording", "decimate",
            "decimated_flags", "decimation_filter"]
-
-
-def decimation_filter(factor: int) -> np.ndarray:
-    """Symmetric low-pass FIR (8·factor + 1 taps, unit DC gain) for decimation by ``factor``."""
-    return _signal().firwin(8 * factor + 1, 0.8 / factor)
 
 
 def _plan(n_samples: int, factor: int) -> tuple[np.ndarray, int, np.ndarray, int]:
@@ -66,22 +65,72 @@ def decimated_flags(flags: np.ndarray, factor: int) -> np.ndarray:
     return counts[first:first + len(centers)] > 0
 
 
-def check_recording(robot: Robot, recording: Recording) -> None:
-    """Raise when a recording does not fit the robot: size, output kind, position units."""
+def check_recording(robot: Robot, recording: Recording, *, reorder: bool = False
+                    ) -> Recording:
+    """Raise when a recording does not fit the robot: columns, size, output kind, position
+    units. Returns the recording, with its columns in the robot's order.
+
+    Columns named after the robot's joints (or actuators, in actuator space) are matched by
+    name (:meth:`Recording.matched`): unknown, missing or repeated names raise. Columns that
+    name the robot's coordinates in another order are put in the robot's order when
+    ``reorder`` is true, and raise otherwise. Default names (``joint1``...) and labels that
+    name none of the robot's coordinates are taken in order.
+    """
+    from ._matching import output_mismatch
+
+    matched = recording.matched(robot)
+    if matched is not recording:
+        if not reorder:
+            what = "actuators" if recording.space == "actuator" else "joints"
+            raise DataError(f"recording: its columns {', '.join(recording.names)} are the "
+                            f"{what} of robot {robot.name} in another order (the robot's: "
+                            f"{', '.join(matched.names)}); put them in the robot's order with "
+                            "recording.matched(robot), or read the file with robot= "
+                            "(read_csv, read_npz), which does")
+        recording = matched
     if recording.n != robot.n:
-        raise DataError(f"recording: {recording.n} coordinates, but robot {robot.name} has "
-                        f"{robot.n}")
+        raise DataError(f"recording: {recording.n} coordinates ({', '.join(recording.names)}), "
+                        f"but robot {robot.name} has {robot.n} ({', '.join(robot.joint_names)})"
+                        "; record every coordinate, or use the robot the recording is from")
     if recording.output_kind != robot.output:
-        raise DataError(f"recording: the output is {recording.output_kind}, the model of "
-                        f"{robot.name} predicts {robot.output}; record that or use "
-                        f"robot.with_output({recording.output_kind!r})")
+        raise DataError(output_mismatch(robot, recording))
     if recording.space == "basis":
         for j, (unit, want) in enumerate(zip(recording.units["positions"], robot.basis_units,
                                              strict=True)):
             if unit != want:
-                kind = "prismatic" if want == "m" else "an angle"
+                kind = "prismatic (a length)" if want == "m" else "revolute (an angle)"
                 raise DataError(f"recording: {recording.names[j]} is in {unit}, but joint "
-                                f"{robot.joint_names[j]} is {kind} ({want})")
+                                f"{robot.joint_names[j]} is {kind} ({want}); give the "
+                                "positions' units per column, e.g. units={'positions': "
+                                f"[...]}} (--units positions=U1,U2,...)")
+    return recording
+
+
+def check_informative(recordings: Sequence[Recording]) -> None:
+    """Raise on recordings that cannot identify anything: an output channel that never
+    changes (zero or constant: not recorded, or the wrong column) or a robot that never moves;
+    warn about coordinates that never move (what only their motion excites cannot be
+    identified)."""
+    for k, rec in enumerate(recordings):
+        where = f"recording {k + 1} of {len(recordings)}" if len(recordings) > 1 else \
+            "recording"
+        flat = np.flatnonzero(np.ptp(rec.output, axis=0) == 0)
+        if len(flat):
+            j = flat[0]
+            raise DataError(f"{where}: the output of {rec.names[j]} is {rec.output[0, j]:g} "
+                            f"in all {rec.n_samples} samples; a measured output varies, so it "
+                            "was not recorded or the wrong column was read. Check the output "
+                            "columns (and their units)")
+        still = np.ptp(rec.positions, axis=0) == 0
+        if still.all():
+            raise DataError(f"{where}: the positions never change in {rec.n_samples} samples; "
+                            "the robot did not move. Identification needs an exciting "
+                            "motion (dynid design)")
+        if still.any():
+            names = ", ".join(np.array(rec.names)[still])
+            warnings.warn(f"{where}: {names} never move(s); the parameters that only their "
+                          "motion excites cannot be identified (the estimate reports which, "
+                          "or fails as rank deficient)", DynidWarning, stacklevel=3)
 
 
 def pooled_covariance(recordings: Sequence[Recording]) -> np.ndarray | None:
@@ -127,7 +176,7 @@ class CompressedData:
             raise DataError(f"system: expected {robot.n} outputs and {self.base.rank} base "
                             f"parameters, found {system.n_outputs} and {system.n_params}")
         self._system = system
-        self.processing = processing or Processing()
+        self.processing = processing or Processing(cutoff=None, decimate=1)
         self._output_covariance = output_covariance
 
     @classmethod
@@ -161,8 +210,9 @@ class IdentificationData(CompressedData):
     recordings
         One or more recordings (stacked into one system).
     processing
-        How each recording is processed (default: used as recorded, derivatives by central
-        differences when absent).
+        How each recording is processed (default: :class:`~dynid.identify.processing.
+        Processing`'s defaults); automatic settings are chosen for these recordings by
+        :func:`~dynid.identify.choice.choose_processing`.
     base
         Base parameters (default: computed from the robot).
     chunk_size
@@ -179,11 +229,20 @@ class IdentificationData(CompressedData):
             tuple(recordings)
         if not self.recordings:
             raise DataError("recordings: expected at least one recording")
-        for rec in self.recordings:
-            check_recording(robot, rec)
+        self.recordings = tuple(check_recording(robot, rec, reorder=True)
+                                for rec in self.recordings)
+        check_informative(self.recordings)
         self.regressor = Regressor(robot)
-        super().__init__(robot, None, processing=processing,
-                         base=base if base is not None else base_parameters(self.regressor))
+        base = base if base is not None else base_parameters(self.regressor)
+        processing = processing or Processing()
+        #: The automatic settings tried, with their scores (see :mod:`.choice`).
+        self.candidates: tuple = ()
+        if not processing.resolved:
+            from .choice import choose_processing
+
+            processing, self.candidates = choose_processing(robot, self.recordings,
+                                                            processing, base)
+        super().__init__(robot, None, processing=processing, base=base)
         self.chunk_size = int(chunk_size)
         self.drop_saturated = drop_saturated
         self._processed: tuple[Recording, ...] | None = None
@@ -226,6 +285,16 @@ class IdentificationData(CompressedData):
                             f"{self.robot.n} outputs for {self.base.rank} base parameters; "
                             "record more samples")
         return system
+
+    def residuals(self, base_params: np.ndarray) -> list[np.ndarray]:
+        """The residual ``Y_b θ_b − y`` (m, n) of each processed recording, in time order, as
+        the system saw it (decimated, without saturated samples)."""
+        D = int(self.processing.decimate)
+        out = []
+        for rec in self.processed:
+            parts = [Yb @ base_params - y for Yb, y in self._recording_rows(rec, D)]
+            out.append(np.vstack(parts) if parts else np.zeros((0, self.robot.n)))
+        return out
 
     def rows(self, recordings: Sequence[Recording] | None = None, *,
              decimate: int | None = None) -> Iterator[tuple[np.ndarray, np.ndarray]]:

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..errors import DataError
 from ..models import Regressor, Robot
-from .data import check_recording, decimate, decimated_flags
+from .data import check_informative, check_recording, decimate, decimated_flags
 from .processing import Processing
 from .recording import Recording
 from .result import IdentificationResult
@@ -138,13 +138,17 @@ def validate(robot: Robot, params: IdentificationResult | np.ndarray, recording:
     recording
         The validation recording, as measured.
     processing
-        How to process it (default: the result's processing, else none). With decimation,
-        measured and predicted outputs pass through the same filter before they are compared.
+        How to process it (default: the result's processing, else
+        :class:`~dynid.identify.processing.Processing`'s defaults, chosen for this recording).
+        With decimation, measured and predicted outputs pass through the same filter before
+        they are compared.
     """
-    check_recording(robot, recording)
+    recording = check_recording(robot, recording, reorder=True)
+    check_informative([recording])
     if processing is None:
         processing = params.processing if isinstance(params, IdentificationResult) else \
             Processing()
+    processing = processing.resolve(recording)
     processed = processing.apply(recording, robot)
     keep = ~processed.saturated.any(axis=1)
     time, measured = processed.time, processed.output

@@ -1,0 +1,80 @@
+"""Choosing the automatic processing by the whiteness of the residual.
+
+The reported uncertainty of a least-squares estimate assumes a white residual. How the
+positions are filtered decides much of its colour: a cutoff too low distorts the motion (the
+model misses part of the output, slowly), one too high lets the noise of differentiated
+positions into the regressor (noise that rises with frequency). So among the candidate
+settings of :meth:`~dynid.identify.processing.Processing.candidates`, identification keeps the
+one whose weighted least-squares residual is the whitest: the smallest mean of
+``(log f_j)²`` over the outputs, ``f_j`` the factor by which the residual's colour moves the σ
+(:class:`~dynid.identify.residuals.Whiteness`).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import DataError, DynidError, DynidWarning
+from .processing import Processing, _auto_decimate
+from .recording import Recording
+from .residuals import whiteness
+
+__all__ = ["Candidate", "choose_processing"]
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A processing tried, with the whiteness score of its least-squares residual (``inf``
+    when it could not be fitted) and why not."""
+
+    processing: Processing
+    score: float
+    note: str = ""
+
+    def to_json(self) -> dict:
+        return {"cutoff": self.processing.cutoff, "decimate": self.processing.decimate,
+                "score": self.score if np.isfinite(self.score) else None, "note": self.note}
+
+
+def choose_processing(robot, recordings: Sequence[Recording], processing: Processing, base
+                      ) -> tuple[Processing, tuple[Candidate, ...]]:
+    """The candidate settings of ``processing`` for ``recordings`` whose least-squares
+    residual is the whitest, and every candidate with its score."""
+    from .data import IdentificationData
+    from .estimators import first_pass_covariance, gauss_markov
+
+    options = processing.candidates(recordings)
+    if len(options) == 1:
+        _warn_capped(recordings, options[0])
+        return options[0], ()
+    tried = []
+    for option in options:
+        try:
+            data = IdentificationData(robot, recordings, processing=option, base=base)
+            system = data.system()
+            theta = gauss_markov(system, first_pass_covariance(system, diagonal=True))[0]
+            factor = whiteness(data.residuals(theta), robot.output_names).sigma_factor
+            tried.append(Candidate(option, float(np.mean(np.log(factor) ** 2))))
+        except DynidError as exc:  # e.g. too few samples left for this decimation
+            tried.append(Candidate(option, float("inf"), str(exc)))
+    best = min(tried, key=lambda c: c.score)
+    if not np.isfinite(best.score):
+        raise DataError("processing: no automatic setting could be fitted ("
+                        + "; ".join(f"cutoff {c.processing.cutoff:g} Hz: {c.note}"
+                                    for c in tried) + "); give cutoff= and decimate=")
+    _warn_capped(recordings, best.processing)
+    return best.processing, tuple(tried)
+
+
+def _warn_capped(recordings: Sequence[Recording], chosen: Processing) -> None:
+    """Warn when the chosen cutoff's decimation had to be limited by the recordings' length."""
+    if chosen.cutoff is None:
+        return
+    recs = [r.skip(chosen.skip) if chosen.skip else r for r in recordings]
+    factor, note = _auto_decimate(recs, chosen.cutoff)
+    if note and chosen.decimate == factor:
+        warnings.warn(f"processing: {note}", DynidWarning, stacklevel=5)
