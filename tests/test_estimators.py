@@ -120,7 +120,7 @@ def test_weights_come_from_the_first_pass_residuals():
     two = WLS(iterations=2).fit(data)
     np.testing.assert_allclose(two.noise_covariance_, np.diag(sigma_1**2), rtol=1e-8)
     np.testing.assert_allclose(two.base_params_, theta_2, rtol=1e-7, atol=1e-9 * scale)
-    with pytest.raises(dynid.DataError, match="iterations: expected at least 1"):
+    with pytest.raises(dynid.DataError, match="iterations: expected an integer between 1 and 1000"):
         WLS(iterations=0).fit(data)
     wls = PhysicallyConsistent(weighting="wls").fit(data)
     np.testing.assert_allclose(wls.noise_covariance_, np.diag(sigma_ols**2), rtol=1e-8)
@@ -239,16 +239,18 @@ def test_fit_checks_its_input():
     exact_rec = _data(ROBOT.prior).recordings[0]
     with pytest.raises(dynid.DataError, match="expected IdentificationData"):
         OLS().fit(np.zeros(3))
-    with pytest.raises(dynid.DataError, match=r"output is joint_torque, the model of .* "
+    with pytest.raises(dynid.DataError,
+                       match=r"output is joint_torque \(in N·m\), but the model of .* "
                                               r"predicts motor_torque"):
         t = np.arange(20) * 0.1
         IdentificationData(ROBOT, Recording(t, np.zeros((20, 3)), np.zeros((20, 3))))
     slider = random_robot(2, seed=1, prismatic=1.0)
     t = np.arange(20) * 0.1
     with pytest.raises(dynid.DataError, match=r"joint1 is in rad, but joint joint1 is "
-                                              r"prismatic \(m\)"):
+                                              r"prismatic \(a length\) \(m\)"):
         IdentificationData(slider, Recording(t, np.zeros((20, 2)), np.zeros((20, 2))))
-    with pytest.raises(dynid.DataError, match="recording: 2 coordinates, but robot"):
+    with pytest.raises(dynid.DataError,
+                       match=r"recording: 2 coordinates \(joint1, joint2\), but robot"):
         IdentificationData(ROBOT, Recording(t, np.zeros((20, 2)), np.zeros((20, 2)),
                                             output_kind="motor_torque"))
     other = base_parameters(random_robot(3, seed=3, friction=True, motors=True,
@@ -261,6 +263,22 @@ def test_fit_checks_its_input():
             make()
     with pytest.raises(dynid.DataError, match="system: expected 3 outputs and 28 base"):
         CompressedData(ROBOT, JointSystem(3, 27))
-    data = _data(ROBOT.prior, noise=np.eye(3), N=60, processing=Processing(decimate=5))
-    with pytest.raises(dynid.DataError, match=r"4 samples of 3 outputs for 28 base parameters"):
-        OLS().fit(data)  # decimation keeps 4 samples
+    data = _data(ROBOT.prior, noise=np.eye(3), N=120, processing=Processing(decimate=5))
+    with pytest.raises(dynid.DataError, match=r"8 samples of 3 outputs for 28 base parameters"):
+        OLS().fit(data)  # the 81-tap filter leaves 8 decimated samples
+
+
+@pytest.mark.parametrize(("settings", "match"), [
+    ({"mass_bounds": float("nan")}, r"mass_bounds: expected a fraction r in \[0, 1\)"),
+    ({"mass_bounds": {"link1": (2.0, 1.0)}}, r"mass_bounds\['link1'\]: expected finite bounds"),
+    ({"mass_bounds": {"link1": "heavy"}}, r"mass_bounds\['link1'\]: expected \(lower, upper\)"),
+    ({"total_mass": (1.0, float("inf"))}, r"total_mass: expected finite bounds"),
+    ({"weight": float("nan")}, r"weight: expected a finite value ≥ 0, found nan"),
+    ({"com_margin": -0.1}, r"com_margin: expected a finite value ≥ 0"),
+    ({"epsilon": 0.0}, r"epsilon: expected a finite value > 0"),
+    ({"covariance": "sandwich"}, r"covariance: expected 'auto', 'bootstrap'"),
+    ({"covariance": "bootstrap", "draws": 1}, r"draws: expected an integer between 2 and"),
+])
+def test_consistent_settings_are_checked(settings, match):
+    with pytest.raises(dynid.DataError, match=match):
+        PhysicallyConsistent(**settings).fit(_data(ROBOT.prior, noise=np.eye(3) * 1e-4))

@@ -2,13 +2,15 @@
 
 A typical run::
 
-    from dynid.identify import IdentificationData, PhysicallyConsistent, Processing, validate
-    data = IdentificationData(robot, [rec1, rec2], processing=Processing(cutoff=20))
+    from dynid.identify import IdentificationData, PhysicallyConsistent, validate
+    data = IdentificationData(robot, [rec1, rec2])   # processing chosen automatically
     est = PhysicallyConsistent().fit(data)
+    print(est.result_.whiteness.summary())           # the σ assume a white residual
     est.result_.save("result.json")
     print(validate(robot, est.result_, rec3).summary())
 """
 
+from .choice import Candidate, choose_processing
 from .consistent import PhysicallyConsistent, com_boxes, pseudo_inertia
 from .data import CompressedData, IdentificationData
 from .estimators import OLS, WLS, Estimator, GaussMarkov
@@ -19,13 +21,23 @@ from .processing import (
     average_periods,
     differentiate,
     lowpass,
+    signal_bandwidth,
     spectral_states,
 )
 from .readers import read_csv, read_npz, save_npz
 from .recording import Recording
 from .reference import FourierReference
+from .residuals import Whiteness, whiteness
 from .result import IdentificationResult, load_result
-from .simulate import DriveLoops, SensorNoise, Simulation, simulate, smooth_coulomb
+from .simulate import (
+    DriveLoops,
+    Gains,
+    SensorNoise,
+    Simulation,
+    simulate,
+    smooth_coulomb,
+    tune_loops,
+)
 from .system import JointSystem, LinearSystem
 from .uncertainty import Uncertainty
 from .validation import Validation, predict, validate
@@ -33,10 +45,12 @@ from .validation import Validation, predict, validate
 __all__ = [
     "OLS",
     "WLS",
+    "Candidate",
     "CompressedData",
     "DriveLoops",
     "Estimator",
     "FourierReference",
+    "Gains",
     "GaussMarkov",
     "IdentificationData",
     "IdentificationResult",
@@ -51,7 +65,9 @@ __all__ = [
     "Simulation",
     "Uncertainty",
     "Validation",
+    "Whiteness",
     "average_periods",
+    "choose_processing",
     "com_boxes",
     "differentiate",
     "load_result",
@@ -61,8 +77,11 @@ __all__ = [
     "read_csv",
     "read_npz",
     "save_npz",
+    "signal_bandwidth",
     "simulate",
     "smooth_coulomb",
     "spectral_states",
+    "tune_loops",
     "validate",
+    "whiteness",
 ]

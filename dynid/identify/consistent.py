@@ -27,12 +27,16 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 import numpy as np
+import scipy.linalg
 
+from .._files import excerpt
 from ..errors import DataError, DynidWarning, SolverError
 from ..models import Robot
-from .estimators import Estimator, weighting_covariance
+from .active import active_constraints, free_subspace, typical_magnitudes
+from .estimators import Estimator, gauss_markov, weighting_covariance
 
 __all__ = ["PhysicallyConsistent", "com_boxes", "pseudo_inertia"]
 
@@ -68,6 +72,32 @@ def _lmi_scaling(block: np.ndarray) -> np.ndarray:
     radius = np.sqrt(np.trace(Jp[:3, :3]) / mass) if np.trace(Jp[:3, :3]) > 0 else 0.1
     radius = max(radius, 1e-3)
     return np.diag([1 / radius, 1 / radius, 1 / radius, 1.0]) / np.sqrt(mass)
+
+
+@dataclass
+class _Problem:
+    """A built physically consistent problem: the data ``target`` (scaled ``z``, then the
+    regularization rows) can be changed and the problem solved again."""
+
+    problem: object
+    x: object
+    target: object
+    values: np.ndarray
+    scale: np.ndarray
+    zn: float
+    groups: dict
+
+
+def _check_interval(name: str, bounds, unit: str) -> None:
+    """Raise unless ``bounds`` is (lower, upper) with finite 0 ≤ lower ≤ upper."""
+    try:
+        lo, hi = (float(b) for b in bounds)
+    except (TypeError, ValueError):
+        raise DataError(f"{name}: expected (lower, upper) in {unit}, found "
+                        f"{excerpt(bounds)}") from None
+    if not (np.isfinite(lo) and np.isfinite(hi) and 0 <= lo <= hi):
+        raise DataError(f"{name}: expected finite bounds 0 ≤ lower ≤ upper in {unit}, found "
+                        f"({lo}, {hi})")
 
 
 def com_boxes(robot: Robot, margin: float = 0.1) -> dict[str, tuple[np.ndarray, np.ndarray]]:
@@ -132,6 +162,22 @@ class PhysicallyConsistent(Estimator):
         stated ones despite the solver's tolerance.
     max_iters
         Iteration limit of SCS.
+    covariance
+        How the uncertainty is obtained (the result's ``covariance_method`` says which):
+        ``"auto"`` (default): ``"unconstrained"`` when no active constraint restricts the
+        base parameters (the estimate is then the weighted least-squares one, and so is its
+        covariance), else ``"bootstrap"``; ``"bootstrap"``: the second moment about the
+        estimate of ``draws`` estimates from data drawn about it with the residuals' noise,
+        each solved under the constraints (it follows estimates pressed against a constraint,
+        which are closer to the truth than the unconstrained covariance says);
+        ``"unconstrained"``: the weighted least-squares covariance (sandwich with the
+        outputs' residual covariance); ``"conditional"``: that covariance restricted to the
+        base-parameter directions the active constraints leave free (see
+        :mod:`dynid.identify.active`), zero along those they pin, so a lower bound unless the
+        truth lies on the constraints. The regularization's shrinkage is left out of the
+        analytic ones.
+    draws, seed
+        Bootstrap draws and their seed.
     """
 
     method = "consistent"
@@ -142,7 +188,8 @@ class PhysicallyConsistent(Estimator):
                  total_mass: tuple[float, float] | None = None,
                  regularization: str | None = None, weight: float = 1.0,
                  solver: str = "CLARABEL", tolerance: float | None = None, margin: float = 1e-8,
-                 max_iters: int = 200_000):
+                 max_iters: int = 200_000, covariance: str = "auto", draws: int = 200,
+                 seed: int = 0):
         self.epsilon, self.weighting = float(epsilon), weighting
         self.com_box, self.com_margin = com_box, float(com_margin)
         self.mass_bounds, self.total_mass = mass_bounds, total_mass
@@ -151,6 +198,7 @@ class PhysicallyConsistent(Estimator):
         self.tolerance = float(tolerance) if tolerance is not None else (
             1e-8 if self.solver == "SCS" else 1e-9)
         self.max_iters = int(max_iters)
+        self.covariance, self.draws, self.seed = covariance, draws, seed
 
     # Fitting ---------------------------------------------------------------------------------
     def _estimate(self, data):
@@ -158,11 +206,62 @@ class PhysicallyConsistent(Estimator):
         system = data.system()
         cov = weighting_covariance(self.weighting, data, system)
         whitened = system.system(covariance=cov)
-        A = whitened.R @ data.base.matrix
-        theta, info = self.solve(data.robot, A, whitened.qty)
-        base_cov = whitened.inverse_information()
-        return {"params": theta, "base_params": data.base.matrix @ theta, "base_cov": base_cov,
-                "noise_covariance": cov, "solver": info}
+        B = data.base.matrix
+        A = whitened.R @ B
+        built = self._build(data.robot, A, whitened.qty)
+        theta, info = self._finish(data.robot, built)
+        # The noise as the unconstrained weighted fit's residuals see it.
+        noise = system.residual_covariance(gauss_markov(system, cov)[0])
+        out = {"params": theta, "base_params": B @ theta, "noise_covariance": cov,
+               "solver": info}
+        rows, names = active_constraints(
+            data.robot, theta, _PSEUDO, epsilon=self.epsilon, boxes=self._boxes(data.robot),
+            masses=self._mass_bounds(data.robot), total_mass=self.total_mass)
+        free = free_subspace(B, rows, data.robot.parameters.priors)
+        method = self.covariance
+        if method == "auto":
+            method = "unconstrained" if free is None else "bootstrap"
+        out["covariance_method"] = method
+        out["diagnostics"] = {"active_constraints": names,
+                              "constrained_base_directions": 0 if free is None else
+                              B.shape[0] - free.shape[1]}
+        if method == "bootstrap":
+            out["base_cov"], used = self._bootstrap(data.robot, built, system, cov, noise,
+                                                    A @ theta, B, B @ theta)
+            out["diagnostics"]["bootstrap_draws"] = used
+        else:
+            out["base_cov"] = system.covariance(cov, noise,
+                                                free if method == "conditional" else None)
+        return out
+
+    def _bootstrap(self, robot: Robot, built: _Problem, system, cov: np.ndarray,
+                   noise: np.ndarray, fitted: np.ndarray, B: np.ndarray,
+                   estimate: np.ndarray) -> tuple[np.ndarray, int]:
+        """Second moment about the estimate of the base estimates re-solved under the
+        constraints for data drawn about it, ``z* = A θ̂ + Xᵀ ξ`` (``ξ`` standard normal,
+        ``XᵀX`` the covariance of the whitened, compressed data ``z`` for the residuals'
+        noise), and the number of draws solved (a draw the solver cannot finish accurately is
+        left out; more than a tenth of them raises)."""
+        Rv, Rg = system.factors(cov, noise)
+        X = scipy.linalg.solve_triangular(Rv, Rg.T, trans="T").T  # Rg Rv⁻¹
+        rng = np.random.default_rng(self.seed)
+        b = len(fitted)
+        draws, failed = [], []
+        for _ in range(self.draws):
+            z = fitted + X.T @ rng.standard_normal(X.shape[0])
+            built.target.value = np.concatenate([z / built.zn, built.values[b:]])
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", DynidWarning)
+                    draws.append(B @ self._finish(robot, built)[0])
+            except SolverError as exc:  # a draw the solver could not finish accurately
+                failed.append(str(exc))
+        built.target.value = built.values
+        if len(failed) > self.draws // 10:
+            raise SolverError(f"bootstrap: {len(failed)} of {self.draws} draws failed (first: "
+                              f"{failed[0]}); use covariance='conditional'")
+        spread = np.array(draws) - estimate
+        return spread.T @ spread / len(draws), len(draws)
 
     def _check_settings(self) -> None:
         if self.weighting not in ("wls", "ols", "gauss-markov"):
@@ -173,12 +272,34 @@ class PhysicallyConsistent(Estimator):
                             f"{self.regularization!r}")
         if self.solver not in _SOLVERS:
             raise DataError(f"solver: expected one of {_SOLVERS}, found {self.solver!r}")
-        if not self.epsilon > 0:
-            raise DataError(f"epsilon: expected a value > 0, found {self.epsilon}")
+        for name, value in (("epsilon", self.epsilon), ("weight", self.weight),
+                            ("com_margin", self.com_margin)):
+            if not (np.isfinite(value) and (value > 0 if name == "epsilon" else value >= 0)):
+                want = "> 0" if name == "epsilon" else "≥ 0"
+                raise DataError(f"{name}: expected a finite value {want}, found {value}")
+        if isinstance(self.mass_bounds, int | float) and not 0 <= self.mass_bounds < 1:
+            raise DataError(f"mass_bounds: expected a fraction r in [0, 1) for (1 ± r)·prior, "
+                            f"found {self.mass_bounds}")
+        if isinstance(self.mass_bounds, Mapping):
+            for link, bounds in self.mass_bounds.items():
+                _check_interval(f"mass_bounds[{link!r}]", bounds, "kg")
+        if self.total_mass is not None:
+            _check_interval("total_mass", self.total_mass, "kg")
+        if self.covariance not in ("auto", "bootstrap", "unconstrained", "conditional"):
+            raise DataError(f"covariance: expected 'auto', 'bootstrap', 'unconstrained' or "
+                            f"'conditional', found {excerpt(self.covariance)}")
+        if not (isinstance(self.draws, int) and 2 <= self.draws <= 100_000):
+            raise DataError(f"draws: expected an integer between 2 and 100000, found "
+                            f"{excerpt(self.draws)}")
 
     def solve(self, robot: Robot, A: np.ndarray, z: np.ndarray) -> tuple[np.ndarray, dict]:
         """Minimize ``‖A θ − z‖²`` (+ regularization) under the constraints; returns the
         standard parameters (p,) and solver details."""
+        return self._finish(robot, self._build(robot, A, z))
+
+    def _build(self, robot: Robot, A: np.ndarray, z: np.ndarray) -> _Problem:
+        """The scaled problem, with the data ``z`` a parameter so it can be solved again for
+        other data (the bootstrap) without building it anew."""
         cp = _cvxpy()
         params = robot.parameters
         p = len(params)
@@ -188,7 +309,7 @@ class PhysicallyConsistent(Estimator):
         # Scaled unknowns x = θ / scale of order one: live columns contribute about ‖z‖ each.
         zn = max(float(np.linalg.norm(z)), 1e-300)
         norms = np.linalg.norm(A, axis=0)
-        typical = np.maximum(np.abs(prior), 1e-3 * max(np.abs(prior).max(), 1e-9))
+        typical = typical_magnitudes(prior)
         live = norms > 1e-9 * norms.max()
         scale = np.where(live, zn / np.where(live, norms, 1.0), typical)
         x = cp.Variable(p)
@@ -200,24 +321,32 @@ class PhysicallyConsistent(Estimator):
             root = np.sqrt(self.weight) / zn
             As = np.vstack([As, root * np.diag(scale / typical)])
             zs = np.concatenate([zs, root * prior / typical])
+        target = cp.Parameter(len(zs), value=zs)
         if self.regularization == "entropic":
-            objective = cp.sum_squares(As @ x - zs) + self.weight / zn**2 * self._entropic(
+            objective = cp.sum_squares(As @ x - target) + self.weight / zn**2 * self._entropic(
                 robot, theta)
         elif self.solver == "SCS":
-            objective = cp.sum_squares(As @ x - zs)  # SCS takes a quadratic objective natively
+            objective = cp.sum_squares(As @ x - target)  # SCS takes a quadratic natively
         else:
             # Interior point: minimizing the norm makes the tolerance bound the residual itself
             # rather than its square.
-            objective = cp.norm(As @ x - zs, 2)
+            objective = cp.norm(As @ x - target, 2)
         problem = cp.Problem(cp.Minimize(objective),
                              [c for cs, _ in groups.values() for c in cs])
+        return _Problem(problem, x, target, zs.copy(), scale, zn, groups)
+
+    def _finish(self, robot: Robot, built: _Problem) -> tuple[np.ndarray, dict]:
+        """Solve a built problem, check its status and constraints, polish the solution."""
+        cp = _cvxpy()
+        params = robot.parameters
+        problem, x, groups = built.problem, built.x, built.groups
         status = self._run(problem)
         if status in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE):
             self._raise_infeasible(groups)
         if status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE) or x.value is None:
             raise SolverError(f"physically consistent estimate: {self.solver} ended with status "
                               f"{status!r}; try solver='CLARABEL' or a looser tolerance")
-        raw = scale * x.value
+        raw = built.scale * x.value
         violated = {name: check(raw) for name, (_, check) in groups.items()}
         violated = {k: v for k, v in violated.items() if v > 1e3 * self.tolerance}
         if violated:
@@ -231,7 +360,7 @@ class PhysicallyConsistent(Estimator):
         if status == cp.OPTIMAL_INACCURATE:
             warnings.warn(f"physically consistent estimate: {self.solver} reports an inaccurate "
                           "solution; check the constraint margins or try solver='CLARABEL'",
-                          DynidWarning, stacklevel=4)
+                          DynidWarning, stacklevel=5)
         value, shift = self._polish(robot, raw)
         eig = {link: float(np.linalg.eigvalsh(pseudo_inertia(value[params.link_block(link)]))[0])
                for link in params.links}

@@ -1,0 +1,118 @@
+"""The constraints a physically consistent estimate meets with equality, and the subspace of
+base parameters they leave free.
+
+At the solution of a constrained least-squares problem some constraints are active: a link's
+pseudo-inertia with an eigenvalue at ``ε``, a centre of mass on its box, a friction at zero...
+Conditional on that active set the estimate is the least-squares estimate on the face where
+they hold, ``C θ = d`` (their linearization), and its covariance is the unconstrained one
+restricted to the base-parameter directions ``B null(C)`` that the face leaves free
+(:meth:`~dynid.identify.system.JointSystem.covariance` with a subspace): directions along which
+the data move the estimate without leaving the face.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import scipy.linalg
+
+from ..models import Robot
+
+__all__ = ["active_constraints", "free_subspace", "typical_magnitudes"]
+
+#: A constraint is active when its slack is below this fraction of its scale.
+TOLERANCE = 1e-5
+
+
+def typical_magnitudes(priors: np.ndarray) -> np.ndarray:
+    """A magnitude per parameter (p): its prior's, at least a thousandth of the largest."""
+    return np.maximum(np.abs(priors), 1e-3 * max(np.abs(priors).max(), 1e-9))
+
+
+def active_constraints(robot: Robot, theta: np.ndarray, pseudo: np.ndarray, *,
+                       epsilon: float, boxes: Mapping, masses: Mapping,
+                       total_mass: tuple[float, float] | None
+                       ) -> tuple[np.ndarray, list[str]]:
+    """Gradients (k, p) of the constraints active at the standard parameters ``theta`` and
+    their names.
+
+    ``pseudo`` is the constant (16, 10) map from a link's parameters to its vectorized
+    pseudo-inertia; an eigenvalue ``λ ≤ ε + TOLERANCE · λ_max`` with eigenvector ``u`` gives
+    the row ``∂(uᵀ J u)/∂θ``. Centre-of-mass boxes, mass bounds, the total mass and the
+    parameter bounds give their linear rows when their slack is below ``TOLERANCE`` of their
+    range.
+    """
+    params = robot.parameters
+    p = len(params)
+    rows: list[np.ndarray] = []
+    names: list[str] = []
+
+    def add(name: str, index, values) -> None:
+        row = np.zeros(p)
+        row[index] = values
+        rows.append(row)
+        names.append(name)
+
+    for link in params.links:
+        idx = params.link_block(link)
+        block = theta[idx]
+        w, V = np.linalg.eigh((pseudo @ block).reshape(4, 4, order="F"))
+        for k in np.flatnonzero(w - epsilon <= TOLERANCE * max(w.max(), 1e-300)):
+            add(f"pseudo-inertia {link}", idx, np.kron(V[:, k], V[:, k]) @ pseudo)
+        m, h = block[0], block[1:4]
+        if link in boxes:
+            lo, hi = boxes[link]
+            for axis, name in enumerate("xyz"):
+                room = TOLERANCE * abs(m) * (hi[axis] - lo[axis])
+                if h[axis] - m * lo[axis] <= room:
+                    add(f"COM box {link} {name} low", idx[[0, 1 + axis]], [-lo[axis], 1.0])
+                if m * hi[axis] - h[axis] <= room:
+                    add(f"COM box {link} {name} high", idx[[0, 1 + axis]], [hi[axis], -1.0])
+        if link in masses:
+            lo, hi = masses[link]
+            room = TOLERANCE * max(abs(hi), abs(lo), 1e-300)
+            if m - lo <= room or hi - m <= room:
+                add(f"mass bounds {link}", idx[0], 1.0)
+    if total_mass is not None:
+        im = params.indices(f"{k}.m" for k in params.links)
+        total = theta[im].sum()
+        room = TOLERANCE * max(abs(v) for v in total_mass)
+        if total - total_mass[0] <= room or total_mass[1] - total <= room:
+            add("total mass", im, 1.0)
+    lower, upper = params.lower, params.upper
+    typical = typical_magnitudes(params.priors)
+    for i, par in enumerate(params):
+        if par.group == "link":
+            continue
+        room = TOLERANCE * max(typical[i], abs(lower[i]) if np.isfinite(lower[i]) else 0.0)
+        if (np.isfinite(lower[i]) and theta[i] - lower[i] <= room) or \
+                (np.isfinite(upper[i]) and upper[i] - theta[i] <= room):
+            add(f"bound {par.name}", i, 1.0)
+    return np.array(rows).reshape(-1, p), names
+
+
+def free_subspace(base_matrix: np.ndarray, rows: np.ndarray, priors: np.ndarray
+                  ) -> np.ndarray | None:
+    """Orthonormal basis (b, r) of the base-parameter directions that the active constraints
+    ``rows`` (k, p) leave free, ``B null(C)``; ``None`` when they leave every direction free.
+
+    Parameters are scaled by their typical magnitudes (from the ``priors`` (p)) first, so that
+    the rank decisions do not depend on units.
+    """
+    if not len(rows):
+        return None
+    typical = typical_magnitudes(priors)
+    B = base_matrix * typical
+    C = rows * typical
+    C = C / np.linalg.norm(C, axis=1, keepdims=True)
+    null = scipy.linalg.null_space(C, rcond=1e-10)
+    if null.shape[1] == 0:
+        return np.zeros((B.shape[0], 0))
+    # Base directions are compared in the scale of the base parameters' own columns.
+    V = B @ null
+    U, s, _ = np.linalg.svd(V, full_matrices=False)
+    rank = int(np.sum(s > 1e-10 * max(s.max(), 1e-300)))
+    if rank == B.shape[0]:
+        return None
+    return U[:, :rank]
