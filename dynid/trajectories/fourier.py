@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._files import excerpt
 from ..errors import TrajectoryError
 
 __all__ = ["SPACES", "UNITS", "FourierTrajectory", "Samples", "envelope"]
@@ -219,10 +220,16 @@ def check_frequency(frequency: float) -> None:
                               f"{frequency!r}")
 
 
+#: The most harmonics a Fourier excitation may have.
+MAX_HARMONICS = 50
+
+
 def check_harmonics(harmonics: int) -> None:
-    if not isinstance(harmonics, int | np.integer) or harmonics < 1:
-        raise TrajectoryError(f"harmonics: expected a whole number ≥ 1, found {harmonics!r}; "
-                              "a Fourier excitation needs at least one harmonic")
+    if not isinstance(harmonics, int | np.integer) or not 1 <= harmonics <= MAX_HARMONICS:
+        raise TrajectoryError(f"harmonics: expected a whole number from 1 to {MAX_HARMONICS}, "
+                              f"found {excerpt(harmonics)}; a Fourier excitation needs at least "
+                              "one harmonic, and more than a few tens excite what the drives "
+                              "cannot follow")
 
 
 def fourier_basis(t: np.ndarray, harmonics: int, omega: float, ramp: float = 0.0,

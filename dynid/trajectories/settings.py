@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass, field, fields
 
 import numpy as np
 
+from .._files import excerpt
 from ..errors import TrajectoryError
 from .constraints import CartesianBox
 from .criteria import CRITERIA, SCALINGS
@@ -97,10 +98,12 @@ class DesignSettings:
             if getattr(self, key) not in allowed:
                 raise TrajectoryError(f"{key}: expected one of {allowed}, found "
                                       f"{getattr(self, key)!r}")
-        for key, low in (("periods", 1), ("samples", 8), ("max_iterations", 1), ("starts", 1)):
+        for key, low, high in (("periods", 1, 1000), ("samples", 8, 100_000),
+                               ("max_iterations", 1, 100_000), ("starts", 1, 1000)):
             value = getattr(self, key)
-            if not isinstance(value, int | np.integer) or value < low:
-                raise TrajectoryError(f"{key}: expected a whole number ≥ {low}, found {value!r}")
+            if not isinstance(value, int | np.integer) or not low <= value <= high:
+                raise TrajectoryError(f"{key}: expected a whole number from {low} to {high}, "
+                                      f"found {excerpt(value)}")
         if not isinstance(self.seed, int | np.integer):
             raise TrajectoryError(f"seed: expected a whole number, found {self.seed!r}")
         for key in ("ramp", "tolerance", "rate"):
