@@ -13,6 +13,9 @@ from mechanism_checks import model_with
 import dynid
 
 DATA = Path(__file__).parent / "data"
+#: Design options of the command line that keep a design to a fraction of a second.
+QUICK = ["--harmonics", "2", "--starts", "1", "--max-iterations", "3", "--samples", "16",
+         "--quiet"]
 DATASETS = Path(os.environ.get("DYNID_DATASETS",
                                Path(__file__).resolve().parents[2] / "shared" / "datasets"))
 

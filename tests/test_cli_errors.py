@@ -8,33 +8,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import DATA, QUICK
 
 import dynid
 from dynid.cli import main
 from dynid.identify import FourierReference, Recording, load_result, save_npz
 
-ARM = """
-name: arm2
-gravity: [0, -9.81, 0]
-kinematics:
-  modified_dh:
-    - {joint: shoulder, d: 0, r: 0, alpha: 0, theta: 0}
-    - {joint: elbow, d: 0.5, r: 0, alpha: 0, theta: 0}
-links:
-  link1: {mass: 2.0, com: [0.25, 0, 0], inertia: [0.01, 0, 0, 0.05, 0, 0.05]}
-  link2: {mass: 1.0, com: [0.2, 0, 0], inertia: [0.01, 0, 0, 0.03, 0, 0.03]}
-joints:
-  shoulder:
-    limits: {position: [-2, 2], velocity: 2.0, acceleration: 10}
-    friction: {viscous: 0.1}
-    actuator: {ratio: 50, torque_constant: 0.1}
-  elbow:
-    limits: {position: [-2, 2], velocity: 2.0, acceleration: 10}
-    friction: {viscous: 0.1}
-    actuator: {ratio: 50, torque_constant: 0.1}
-"""
-QUICK = ["--harmonics", "2", "--starts", "1", "--max-iterations", "3", "--samples", "16",
-         "--quiet"]
+ARM = (DATA / "arm2.yaml").read_text()
+
 
 
 @pytest.fixture(scope="module")
