@@ -217,6 +217,7 @@ def test_periodic_excitation_averaging_and_maximum_likelihood():
     proc = noisy.result_.processing
     assert proc.harmonics_cutoff == noisy.cutoff_ < cutoffs[2] and proc.decimate == 1
     assert noisy.result_.n_samples == period * rate
+    assert noisy.result_.whiteness.n_samples == period * rate  # the averaged period it fitted
     got = validate(robot, noisy.result_, noisy_rec).rmse
     np.testing.assert_allclose(noisy.result_.training_rmse, got, rtol=1e-9)
     np.testing.assert_allclose(got, sigma_y / np.sqrt(n_periods), rtol=0.2)

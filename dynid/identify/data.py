@@ -286,12 +286,14 @@ class IdentificationData(CompressedData):
                             "record more samples")
         return system
 
-    def residuals(self, base_params: np.ndarray) -> list[np.ndarray]:
-        """The residual ``Y_b θ_b − y`` (m, n) of each processed recording, in time order, as
-        the system saw it (decimated, without saturated samples)."""
-        D = int(self.processing.decimate)
+    def residuals(self, base_params: np.ndarray, recordings: Sequence[Recording] | None = None,
+                  *, decimate: int | None = None) -> list[np.ndarray]:
+        """The residual ``Y_b θ_b − y`` (m, n) of each processed recording (default: this
+        data's), in time order, as the system saw it (decimated by ``decimate``, default as the
+        processing says, without saturated samples)."""
+        D = int(self.processing.decimate if decimate is None else decimate)
         out = []
-        for rec in self.processed:
+        for rec in self.processed if recordings is None else recordings:
             parts = [Yb @ base_params - y for Yb, y in self._recording_rows(rec, D)]
             out.append(np.vstack(parts) if parts else np.zeros((0, self.robot.n)))
         return out

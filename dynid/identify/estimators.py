@@ -85,12 +85,11 @@ class Estimator:
         solver = dict(out.get("solver", {}))
         solver["time"] = time.perf_counter() - start
         diagnostics = dict(out.get("diagnostics", {}))
-        if "system" not in out:
-            white = residual_whiteness(data)
-            if white is not None:
-                diagnostics["whiteness"] = white.to_json()
-            if getattr(data, "candidates", ()):
-                diagnostics["processing_candidates"] = [c.to_json() for c in data.candidates]
+        white = residual_whiteness(data, out.get("residuals"))
+        if white is not None:
+            diagnostics["whiteness"] = white.to_json()
+        if getattr(data, "candidates", ()):
+            diagnostics["processing_candidates"] = [c.to_json() for c in data.candidates]
         params = data.robot.parameters
         self.result_ = IdentificationResult(
             method=self.method, robot=data.robot.name, output=data.robot.output,
@@ -109,7 +108,8 @@ class Estimator:
 
     def _estimate(self, data: CompressedData) -> dict:
         """``base_params``, ``base_cov``, ``noise_covariance`` and optionally ``params``,
-        ``solver``, and the ``system`` and ``processing`` used when they are not the data's."""
+        ``solver``, ``covariance_method``, ``diagnostics``, and the ``system``,
+        ``processing`` and ``residuals`` (per recording) when they are not the data's."""
         raise NotImplementedError
 
     def __repr__(self) -> str:
@@ -117,7 +117,8 @@ class Estimator:
         return f"{type(self).__name__}({args})"
 
 
-def residual_whiteness(data: CompressedData) -> Whiteness | None:
+def residual_whiteness(data: CompressedData, residuals: list[np.ndarray] | None = None
+                       ) -> Whiteness | None:
     """The whiteness test of the data's output noise (``None`` without the data's rows), with
     a warning when it is coloured.
 
@@ -125,13 +126,15 @@ def residual_whiteness(data: CompressedData) -> Whiteness | None:
     level) whatever the estimator: that residual is the best image of the noise, and every
     estimator's uncertainty rests on the noise being white. (An unweighted fit's residual on a
     quiet output carries the slow error that the noisy outputs leave in the estimate, which
-    is no colour of the noise.)
+    is no colour of the noise.) An estimator that chose its own data (maximum likelihood)
+    gives its ``residuals`` instead.
     """
-    if not isinstance(data, IdentificationData):
-        return None
-    system = data.system()
-    theta = gauss_markov(system, first_pass_covariance(system, diagonal=True))[0]
-    residuals = data.residuals(theta)
+    if residuals is None:
+        if not isinstance(data, IdentificationData):
+            return None
+        system = data.system()
+        theta = gauss_markov(system, first_pass_covariance(system, diagonal=True))[0]
+        residuals = data.residuals(theta)
     if sum(len(e) for e in residuals) < 20:
         return None
     white = whiteness(residuals, data.robot.output_names)

@@ -72,17 +72,18 @@ class MaximumLikelihood(Estimator):
                 delta = q - spectral_states(q, rate, cutoff)[0]
                 cov_d = avg.position_covariance / avg.n_periods
                 cost += 0.5 * float(np.sum(delta * _solve_psd(cov_d, delta.T).T))
-            system = data.compress([trial.states(avg.recording, data.robot)
-                                    for avg in averages], decimate=1)
+            states = [trial.states(avg.recording, data.robot) for avg in averages]
+            system = data.compress(states, decimate=1)
             theta, P_theta, whitened = gauss_markov(system, cov_y)
             cost += 0.5 * whitened.residual_norm2(theta)
             profile[cutoff] = cost
             if best is None or cost < profile[best[0]]:
-                best = (cutoff, theta, P_theta, system, trial)
-        self.cutoff_, theta, P_theta, system, trial = best
+                best = (cutoff, theta, P_theta, system, trial, states)
+        self.cutoff_, theta, P_theta, system, trial, states = best
         self.profile_ = profile
         return {"base_params": theta, "base_cov": P_theta, "noise_covariance": cov_y,
                 "system": system, "processing": trial, "covariance_method": "gauss-markov",
+                "residuals": data.residuals(theta, states, decimate=1),
                 "solver": {"cutoff": self.cutoff_, "profile": {f"{k:.6g}": v
                                                                for k, v in profile.items()}}}
 

@@ -279,10 +279,11 @@ class Processing:
     Parameters
     ----------
     cutoff, order
-        Butterworth low-pass of the positions: a frequency in Hz, ``"auto"`` (default: where
-        the positions' spectrum meets its noise floor, see the module docstring) or ``None``
-        (not filtered); and its order (applied forward and backward, so the magnitude response
-        is squared: −6 dB at the cutoff).
+        Butterworth low-pass of the positions: a frequency in Hz, ``"auto"`` (default: a
+        multiple of where the positions' spectrum meets its noise floor, chosen by the
+        residual's whiteness; see the module docstring) or ``None`` (not filtered); and its
+        order (applied forward and backward, so the magnitude response is squared: −6 dB at
+        the cutoff).
     derivatives
         ``"auto"``: use recorded velocities and accelerations when present, else differentiate
         the (filtered) positions; ``"positions"``: always differentiate the positions.
