@@ -7,6 +7,7 @@ import pytest
 
 import dynid
 from dynid.identify import Recording, read_csv, read_npz, save_npz
+from dynid.models import random_robot, random_states
 
 
 def _signals(N=50, n=3, seed=0):
@@ -275,6 +276,27 @@ def test_columns_named_after_joints_are_put_in_the_robot_order(arm):
         check_recording(arm, rec)
     np.testing.assert_array_equal(check_recording(arm, rec, reorder=True).positions,
                                   out.positions)
+
+
+def test_identification_and_validation_match_columns_by_name():
+    """A recording whose columns name the robot's joints in another order identifies and
+    validates exactly as the one in the robot's order."""
+    robot = random_robot(3, seed=2, friction=True)
+    rng = np.random.default_rng(0)
+    q, v, a = random_states(robot, 200, rng)
+    y = dynid.Regressor(robot).predict(q, v, a, robot.prior) + 0.01 * rng.standard_normal(
+        (200, 3))
+    t = np.arange(200) * 0.01
+    names = robot.joint_names
+    ordered = Recording(t, q, y, velocities=v, accelerations=a, names=names)
+    order = [2, 0, 1]
+    shuffled = Recording(t, q[:, order], y[:, order], velocities=v[:, order],
+                         accelerations=a[:, order], names=tuple(names[k] for k in order))
+    one = dynid.OLS().fit(dynid.IdentificationData(robot, ordered)).result_
+    two = dynid.OLS().fit(dynid.IdentificationData(robot, shuffled)).result_
+    np.testing.assert_allclose(two.base_params, one.base_params, rtol=1e-9)
+    np.testing.assert_allclose(dynid.validate(robot, one, shuffled).rmse,
+                               dynid.validate(robot, one, ordered).rmse, rtol=1e-9)
 
 
 def test_default_names_and_labels_are_taken_in_order(arm):
