@@ -9,8 +9,14 @@ import scipy.signal
 
 import dynid
 from dynid.demo import true_parameters
-from dynid.identify import DriveLoops, FourierReference, SensorNoise, simulate, smooth_coulomb
-from dynid.identify.simulate import tune_loops
+from dynid.identify import (
+    DriveLoops,
+    FourierReference,
+    SensorNoise,
+    simulate,
+    smooth_coulomb,
+    tune_loops,
+)
 from dynid.models.dynamics import Dynamics
 
 CASES = {

@@ -127,18 +127,18 @@ def test_active_constraint_rows_are_the_constraints_gradients():
     from numerics import assert_derivative, derivative
 
     from dynid.identify import pseudo_inertia
-    from dynid.identify.active import active_constraints, free_subspace
-    from dynid.identify.consistent import _PSEUDO
+    from dynid.identify.constrained import active_constraints, free_subspace
+    from dynid.identify.physical import PSEUDO
 
     params = ROBOT.parameters
     theta = ROBOT.prior.copy()
     idx = params.link_block("link2")
     w, V = np.linalg.eigh(pseudo_inertia(theta[idx]))
     J = pseudo_inertia(theta[idx]) - (w[0] - 1e-6) * np.outer(V[:, 0], V[:, 0])
-    theta[idx] = np.linalg.lstsq(_PSEUDO, J.reshape(-1, order="F"), rcond=None)[0]
+    theta[idx] = np.linalg.lstsq(PSEUDO, J.reshape(-1, order="F"), rcond=None)[0]
 
     def active(theta):
-        return active_constraints(ROBOT, theta, _PSEUDO, epsilon=1e-6, boxes={}, masses={},
+        return active_constraints(ROBOT, theta, epsilon=1e-6, boxes={}, masses={},
                                   total_mass=None)
 
     rows, names = active(theta)

@@ -11,33 +11,20 @@ A typical run::
 """
 
 from .choice import Candidate, choose_processing
-from .consistent import PhysicallyConsistent, com_boxes, pseudo_inertia
+from .consistent import PhysicallyConsistent
 from .data import CompressedData, IdentificationData
+from .drives import DriveLoops, Gains, tune_loops
 from .estimators import OLS, WLS, Estimator, GaussMarkov
 from .likelihood import MaximumLikelihood
-from .processing import (
-    PeriodAverage,
-    Processing,
-    average_periods,
-    differentiate,
-    lowpass,
-    signal_bandwidth,
-    spectral_states,
-)
+from .periodic import PeriodAverage, average_periods, spectral_states
+from .physical import com_boxes, pseudo_inertia
+from .processing import Processing, differentiate, lowpass, signal_bandwidth
 from .readers import read_csv, read_npz, save_npz
 from .recording import Recording
 from .reference import FourierReference
 from .residuals import Whiteness, whiteness
 from .result import IdentificationResult, load_result
-from .simulate import (
-    DriveLoops,
-    Gains,
-    SensorNoise,
-    Simulation,
-    simulate,
-    smooth_coulomb,
-    tune_loops,
-)
+from .simulate import SensorNoise, Simulation, simulate, smooth_coulomb
 from .system import JointSystem, LinearSystem
 from .uncertainty import Uncertainty
 from .validation import Validation, predict, validate

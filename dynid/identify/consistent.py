@@ -21,6 +21,10 @@ magnitude of each prior, or entropic, the log-det divergence of the pseudo-inert
 The solver status is always checked: infeasibility raises :class:`~dynid.errors.SolverError`
 naming a smallest set of constraint groups that cannot hold together (found by dropping groups
 one at a time), failure raises, an inaccurate solution warns (:class:`~dynid.errors.DynidWarning`).
+
+The uncertainty follows the active constraints (the ``covariance`` setting): weighted least
+squares' covariance when none restricts the base parameters, else a bootstrap under the
+constraints (:mod:`dynid.identify.constrained`).
 """
 
 from __future__ import annotations
@@ -35,10 +39,11 @@ import scipy.linalg
 from .._files import excerpt
 from ..errors import DataError, DynidWarning, SolverError
 from ..models import Robot
-from .active import active_constraints, free_subspace, typical_magnitudes
+from .constrained import active_constraints, bootstrap, free_subspace, typical_magnitudes
 from .estimators import Estimator, gauss_markov, weighting_covariance
+from .physical import PSEUDO, com_boxes, lmi_scaling, pseudo_inertia
 
-__all__ = ["PhysicallyConsistent", "com_boxes", "pseudo_inertia"]
+__all__ = ["PhysicallyConsistent"]
 
 _SOLVERS = ("SCS", "CLARABEL")
 
@@ -48,30 +53,6 @@ def _cvxpy():
     import cvxpy
 
     return cvxpy
-
-
-def pseudo_inertia(block: np.ndarray) -> np.ndarray:
-    """Pseudo-inertia (4, 4) of one link's ten parameters (Pinocchio order)."""
-    m, hx, hy, hz, ixx, ixy, iyy, ixz, iyz, izz = block
-    inertia = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
-    J = np.empty((4, 4))
-    J[:3, :3] = 0.5 * np.trace(inertia) * np.eye(3) - inertia
-    J[:3, 3] = J[3, :3] = hx, hy, hz
-    J[3, 3] = m
-    return J
-
-
-# vec(J) (column-major) = _PSEUDO @ block, a constant (16, 10) map.
-_PSEUDO = np.column_stack([pseudo_inertia(e).reshape(-1, order="F") for e in np.eye(10)])
-
-
-def _lmi_scaling(block: np.ndarray) -> np.ndarray:
-    """Diagonal scaling (4, 4) of a link's pseudo-inertia from its prior parameters."""
-    Jp = pseudo_inertia(block)
-    mass = Jp[3, 3] if Jp[3, 3] > 0 else 1.0
-    radius = np.sqrt(np.trace(Jp[:3, :3]) / mass) if np.trace(Jp[:3, :3]) > 0 else 0.1
-    radius = max(radius, 1e-3)
-    return np.diag([1 / radius, 1 / radius, 1 / radius, 1.0]) / np.sqrt(mass)
 
 
 @dataclass
@@ -98,27 +79,6 @@ def _check_interval(name: str, bounds, unit: str) -> None:
     if not (np.isfinite(lo) and np.isfinite(hi) and 0 <= lo <= hi):
         raise DataError(f"{name}: expected finite bounds 0 ≤ lower ≤ upper in {unit}, found "
                         f"({lo}, {hi})")
-
-
-def com_boxes(robot: Robot, margin: float = 0.1) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """A box per link for its centre of mass, from the description: the bounding box, in the
-    link frame, of the frame's origin, the origins of the joints and frames it carries and
-    the prior centre of mass, grown by ``margin`` metres on every side."""
-    model = robot.tree.model
-    params = robot.parameters
-    out = {}
-    for j, link in enumerate(robot.tree.link_names):
-        jid = j + 1
-        points = [np.zeros(3)]
-        points += [model.jointPlacements[c].translation for c in range(1, model.njoints)
-                   if model.parents[c] == jid]
-        points += [f.placement.translation for f in model.frames if f.parentJoint == jid]
-        block = robot.prior[params.link_block(link)]
-        if block[0] > 0:
-            points.append(block[1:4] / block[0])
-        pts = np.array(points)
-        out[link] = (pts.min(axis=0) - margin, pts.max(axis=0) + margin)
-    return out
 
 
 class PhysicallyConsistent(Estimator):
@@ -173,7 +133,7 @@ class PhysicallyConsistent(Estimator):
         ``"unconstrained"``: the weighted least-squares covariance (sandwich with the
         outputs' residual covariance); ``"conditional"``: that covariance restricted to the
         base-parameter directions the active constraints leave free (see
-        :mod:`dynid.identify.active`), zero along those they pin, so a lower bound unless the
+        :mod:`dynid.identify.constrained`), zero along those they pin, so a lower bound unless the
         truth lies on the constraints. The regularization's shrinkage is left out of the
         analytic ones.
     draws, seed
@@ -215,7 +175,7 @@ class PhysicallyConsistent(Estimator):
         out = {"params": theta, "base_params": B @ theta, "noise_covariance": cov,
                "solver": info}
         rows, names = active_constraints(
-            data.robot, theta, _PSEUDO, epsilon=self.epsilon, boxes=self._boxes(data.robot),
+            data.robot, theta, epsilon=self.epsilon, boxes=self._boxes(data.robot),
             masses=self._mass_bounds(data.robot), total_mass=self.total_mass)
         free = free_subspace(B, rows, data.robot.parameters.priors)
         method = self.covariance
@@ -226,42 +186,22 @@ class PhysicallyConsistent(Estimator):
                               "constrained_base_directions": 0 if free is None else
                               B.shape[0] - free.shape[1]}
         if method == "bootstrap":
-            out["base_cov"], used = self._bootstrap(data.robot, built, system, cov, noise,
-                                                    A @ theta, B, B @ theta)
+            def solve(z: np.ndarray) -> np.ndarray:
+                built.target.value = np.concatenate([z / built.zn, built.values[len(z):]])
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", DynidWarning)
+                    return B @ self._finish(data.robot, built)[0]
+
+            Rv, Rg = system.factors(cov, noise)
+            root = scipy.linalg.solve_triangular(Rv, Rg.T, trans="T")  # z's noise: root ξ
+            out["base_cov"], used = bootstrap(solve, A @ theta, root, B @ theta,
+                                              draws=self.draws, seed=self.seed)
+            built.target.value = built.values
             out["diagnostics"]["bootstrap_draws"] = used
         else:
             out["base_cov"] = system.covariance(cov, noise,
                                                 free if method == "conditional" else None)
         return out
-
-    def _bootstrap(self, robot: Robot, built: _Problem, system, cov: np.ndarray,
-                   noise: np.ndarray, fitted: np.ndarray, B: np.ndarray,
-                   estimate: np.ndarray) -> tuple[np.ndarray, int]:
-        """Second moment about the estimate of the base estimates re-solved under the
-        constraints for data drawn about it, ``z* = A θ̂ + Xᵀ ξ`` (``ξ`` standard normal,
-        ``XᵀX`` the covariance of the whitened, compressed data ``z`` for the residuals'
-        noise), and the number of draws solved (a draw the solver cannot finish accurately is
-        left out; more than a tenth of them raises)."""
-        Rv, Rg = system.factors(cov, noise)
-        X = scipy.linalg.solve_triangular(Rv, Rg.T, trans="T").T  # Rg Rv⁻¹
-        rng = np.random.default_rng(self.seed)
-        b = len(fitted)
-        draws, failed = [], []
-        for _ in range(self.draws):
-            z = fitted + X.T @ rng.standard_normal(X.shape[0])
-            built.target.value = np.concatenate([z / built.zn, built.values[b:]])
-            try:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore", DynidWarning)
-                    draws.append(B @ self._finish(robot, built)[0])
-            except SolverError as exc:  # a draw the solver could not finish accurately
-                failed.append(str(exc))
-        built.target.value = built.values
-        if len(failed) > self.draws // 10:
-            raise SolverError(f"bootstrap: {len(failed)} of {self.draws} draws failed (first: "
-                              f"{failed[0]}); use covariance='conditional'")
-        spread = np.array(draws) - estimate
-        return spread.T @ spread / len(draws), len(draws)
 
     def _check_settings(self) -> None:
         if self.weighting not in ("wls", "ols", "gauss-markov"):
@@ -384,11 +324,11 @@ class PhysicallyConsistent(Estimator):
         masses = self._mass_bounds(robot)
         for link in params.links:
             idx = params.link_block(link)
-            J = cp.reshape(_PSEUDO @ theta[idx], (4, 4), order="F")
+            J = cp.reshape(PSEUDO @ theta[idx], (4, 4), order="F")
             # T J T ≽ ε T² is J ≽ ε I; T (from the prior's mass and radius of gyration) makes
             # the prior's scaled pseudo-inertia about the identity, which first-order solvers
             # need to converge (SCS: tens of times fewer iterations).
-            T = _lmi_scaling(robot.prior[idx])
+            T = lmi_scaling(robot.prior[idx])
             groups[f"pseudo-inertia {link}"] = (
                 [T @ J @ T >> eps * T @ T],
                 lambda th, idx=idx: self.epsilon - np.linalg.eigvalsh(
@@ -469,7 +409,7 @@ class PhysicallyConsistent(Estimator):
                 raise DataError(f"regularization 'entropic': the prior of {link} is not a "
                                 "physical link (its pseudo-inertia is not positive definite); "
                                 "give it a mass and inertia, or use 'euclidean'")
-            J = cp.reshape(_PSEUDO @ theta[idx], (4, 4), order="F")
+            J = cp.reshape(PSEUDO @ theta[idx], (4, 4), order="F")
             terms.append(-cp.log_det(J) + cp.trace(np.linalg.inv(Jp) @ J))
         return cp.sum(cp.hstack(terms)) if terms else 0.0
 

@@ -22,7 +22,7 @@ import numpy as np
 from ..errors import DataError
 from .data import IdentificationData, pooled_covariance
 from .estimators import Estimator, gauss_markov
-from .processing import spectral_states
+from .periodic import spectral_states
 
 __all__ = ["MaximumLikelihood"]
 

@@ -1,5 +1,6 @@
-"""The constraints a physically consistent estimate meets with equality, and the subspace of
-base parameters they leave free.
+"""The uncertainty of a constrained estimate: the constraints a physically consistent estimate
+meets with equality, the subspace of base parameters they leave free, and a bootstrap under
+the constraints.
 
 At the solution of a constrained least-squares problem some constraints are active: a link's
 pseudo-inertia with an eigenvalue at ``ε``, a centre of mass on its box, a friction at zero...
@@ -7,19 +8,24 @@ Conditional on that active set the estimate is the least-squares estimate on the
 they hold, ``C θ = d`` (their linearization), and its covariance is the unconstrained one
 restricted to the base-parameter directions ``B null(C)`` that the face leaves free
 (:meth:`~dynid.identify.system.JointSystem.covariance` with a subspace): directions along which
-the data move the estimate without leaving the face.
+the data move the estimate without leaving the face. Where the truth lies off the face, the
+estimate pressed against it errs less than the unconstrained covariance says and more than the
+restricted one says; :func:`bootstrap` follows it by solving the constrained problem again for
+data drawn about the estimate.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import numpy as np
 import scipy.linalg
 
+from ..errors import SolverError
 from ..models import Robot
+from .physical import PSEUDO, pseudo_inertia
 
-__all__ = ["active_constraints", "free_subspace", "typical_magnitudes"]
+__all__ = ["active_constraints", "bootstrap", "free_subspace", "typical_magnitudes"]
 
 #: A constraint is active when its slack is below this fraction of its scale.
 TOLERANCE = 1e-5
@@ -30,16 +36,15 @@ def typical_magnitudes(priors: np.ndarray) -> np.ndarray:
     return np.maximum(np.abs(priors), 1e-3 * max(np.abs(priors).max(), 1e-9))
 
 
-def active_constraints(robot: Robot, theta: np.ndarray, pseudo: np.ndarray, *,
+def active_constraints(robot: Robot, theta: np.ndarray, *,
                        epsilon: float, boxes: Mapping, masses: Mapping,
                        total_mass: tuple[float, float] | None
                        ) -> tuple[np.ndarray, list[str]]:
     """Gradients (k, p) of the constraints active at the standard parameters ``theta`` and
     their names.
 
-    ``pseudo`` is the constant (16, 10) map from a link's parameters to its vectorized
-    pseudo-inertia; an eigenvalue ``λ ≤ ε + TOLERANCE · λ_max`` with eigenvector ``u`` gives
-    the row ``∂(uᵀ J u)/∂θ``. Centre-of-mass boxes, mass bounds, the total mass and the
+    A pseudo-inertia eigenvalue ``λ ≤ ε + TOLERANCE · λ_max`` with eigenvector ``u`` gives the
+    row ``∂(uᵀ J u)/∂θ``. Centre-of-mass boxes, mass bounds, the total mass and the
     parameter bounds give their linear rows when their slack is below ``TOLERANCE`` of their
     range.
     """
@@ -57,9 +62,9 @@ def active_constraints(robot: Robot, theta: np.ndarray, pseudo: np.ndarray, *,
     for link in params.links:
         idx = params.link_block(link)
         block = theta[idx]
-        w, V = np.linalg.eigh((pseudo @ block).reshape(4, 4, order="F"))
+        w, V = np.linalg.eigh(pseudo_inertia(block))
         for k in np.flatnonzero(w - epsilon <= TOLERANCE * max(w.max(), 1e-300)):
-            add(f"pseudo-inertia {link}", idx, np.kron(V[:, k], V[:, k]) @ pseudo)
+            add(f"pseudo-inertia {link}", idx, np.kron(V[:, k], V[:, k]) @ PSEUDO)
         m, h = block[0], block[1:4]
         if link in boxes:
             lo, hi = boxes[link]
@@ -116,3 +121,23 @@ def free_subspace(base_matrix: np.ndarray, rows: np.ndarray, priors: np.ndarray
     if rank == B.shape[0]:
         return None
     return U[:, :rank]
+
+
+def bootstrap(solve: Callable[[np.ndarray], np.ndarray], fitted: np.ndarray, root: np.ndarray,
+              estimate: np.ndarray, *, draws: int, seed: int) -> tuple[np.ndarray, int]:
+    """Second moment about ``estimate`` (b,) of ``solve(z*)`` over ``draws`` data
+    ``z* = fitted + root ξ`` (``ξ`` standard normal, ``root rootᵀ`` the covariance of the
+    compressed data), and the number of draws solved: a draw the solver cannot finish
+    (:class:`~dynid.errors.SolverError`) is left out, more than a tenth of them raises."""
+    rng = np.random.default_rng(seed)
+    solved, failed = [], []
+    for _ in range(draws):
+        try:
+            solved.append(solve(fitted + root @ rng.standard_normal(root.shape[1])))
+        except SolverError as exc:
+            failed.append(str(exc))
+    if len(failed) > draws // 10:
+        raise SolverError(f"bootstrap: {len(failed)} of {draws} draws failed (first: "
+                          f"{failed[0]}); use covariance='conditional' or 'unconstrained'")
+    spread = np.array(solved) - estimate
+    return spread.T @ spread / len(solved), len(solved)

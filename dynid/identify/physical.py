@@ -1,0 +1,60 @@
+"""Physical consistency of a link's ten inertial parameters.
+
+The pseudo-inertia ``J = [[½ tr(Ī) 1 − Ī, h], [hᵀ, m]]`` (Ī about the link frame's origin,
+``h = m c``) is positive definite exactly when the parameters come from a positive mass
+distribution (Wensing, Kim and Slotine, RA-L 2018); :func:`com_boxes` gives each link a box for
+its centre of mass from the robot's description.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..models import Robot
+
+__all__ = ["PSEUDO", "com_boxes", "lmi_scaling", "pseudo_inertia"]
+
+
+def pseudo_inertia(block: np.ndarray) -> np.ndarray:
+    """Pseudo-inertia (4, 4) of one link's ten parameters (Pinocchio order)."""
+    m, hx, hy, hz, ixx, ixy, iyy, ixz, iyz, izz = block
+    inertia = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
+    J = np.empty((4, 4))
+    J[:3, :3] = 0.5 * np.trace(inertia) * np.eye(3) - inertia
+    J[:3, 3] = J[3, :3] = hx, hy, hz
+    J[3, 3] = m
+    return J
+
+
+# vec(J) (column-major) = PSEUDO @ block, a constant (16, 10) map.
+PSEUDO = np.column_stack([pseudo_inertia(e).reshape(-1, order="F") for e in np.eye(10)])
+
+
+def lmi_scaling(block: np.ndarray) -> np.ndarray:
+    """Diagonal scaling (4, 4) of a link's pseudo-inertia from its prior parameters."""
+    Jp = pseudo_inertia(block)
+    mass = Jp[3, 3] if Jp[3, 3] > 0 else 1.0
+    radius = np.sqrt(np.trace(Jp[:3, :3]) / mass) if np.trace(Jp[:3, :3]) > 0 else 0.1
+    radius = max(radius, 1e-3)
+    return np.diag([1 / radius, 1 / radius, 1 / radius, 1.0]) / np.sqrt(mass)
+
+
+def com_boxes(robot: Robot, margin: float = 0.1) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """A box per link for its centre of mass, from the description: the bounding box, in the
+    link frame, of the frame's origin, the origins of the joints and frames it carries and
+    the prior centre of mass, grown by ``margin`` metres on every side."""
+    model = robot.tree.model
+    params = robot.parameters
+    out = {}
+    for j, link in enumerate(robot.tree.link_names):
+        jid = j + 1
+        points = [np.zeros(3)]
+        points += [model.jointPlacements[c].translation for c in range(1, model.njoints)
+                   if model.parents[c] == jid]
+        points += [f.placement.translation for f in model.frames if f.parentJoint == jid]
+        block = robot.prior[params.link_block(link)]
+        if block[0] > 0:
+            points.append(block[1:4] / block[0])
+        pts = np.array(points)
+        out[link] = (pts.min(axis=0) - margin, pts.max(axis=0) + margin)
+    return out
