@@ -46,6 +46,8 @@ def test_demo_uncertainty_is_honest_over_50_seeds():
                 est.fit(data)
                 z[est.method].append((est.base_params_ - truth) /
                                      np.sqrt(np.diag(est.base_cov_)))
+    print("RMS of err/σ over 50 seeds × 62 base parameters: " + ", ".join(
+        f"{k} {np.sqrt(np.mean(np.square(v))):.3f}" for k, v in z.items()))
     for errors in z.values():
         assert np.shape(errors) == (50, 62)
         assert 0.8 < np.sqrt(np.mean(np.square(errors))) < 1.25
