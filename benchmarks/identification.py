@@ -30,6 +30,7 @@ import argparse
 import itertools
 import time
 import tracemalloc
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -190,16 +191,23 @@ def ariane() -> None:
                                space="actuator", noise=noise, loops=loops, seed=k).measured[0]
                       for k, ref in enumerate(refs))
         # Leborne IV-D: 3rd-order Butterworth at 0.1 of Nyquist on the positions, current not
-        # filtered, least squares; or parallel decimation of regressor and current to 10 Hz.
+        # filtered, least squares; parallel decimation of regressor and current to 10 Hz; the
+        # default processing, chosen for the recording.
         for label, proc, estimator in (
-                ("leborne", Processing(cutoff=0.1 * rate / 2, order=3), OLS),
-                ("decimated", Processing(decimate=20), WLS)):
+                ("leborne", Processing(cutoff=0.1 * rate / 2, order=3, decimate=1), OLS),
+                ("decimated", Processing(cutoff=None, decimate=20), WLS),
+                ("default", Processing(), WLS)):
+            used = {}
             for name, model in (("with", robot), ("without", bare)):
-                est = estimator().fit(IdentificationData(model, train, processing=proc))
-                rmse = validate(model, est.result_, val, processing=proc).rmse
+                with warnings.catch_warnings():  # a coloured residual is expected here
+                    warnings.filterwarnings("ignore", message="identification: the residual",
+                                            category=dynid.DynidWarning)
+                    est = estimator().fit(IdentificationData(model, train, processing=proc))
+                used[name] = est.result_.processing  # the validation processes as identified
+                rmse = validate(model, est.result_, val).rmse
                 for j, r in enumerate(rmse):
                     print(f"ariane_{drive}_{label}_rmse_{name}_actuators_joint{j + 1}_A: {r:.4f}")
-            truth = validate(robot, theta, val, processing=proc).rmse
+            truth = validate(robot, theta, val, processing=used["with"]).rmse
             for j, r in enumerate(truth):
                 print(f"ariane_{drive}_{label}_rmse_true_parameters_joint{j + 1}_A: {r:.4f}")
 
@@ -231,11 +239,19 @@ def kuka() -> None:
         tag = "".join(map(str, train))
         for name, est in (("ols", OLS()), ("consistent", PhysicallyConsistent(
                 mass_bounds=0.5, total_mass=(0.7 * mass, 1.3 * mass)))):
-            seconds = best_of(lambda est=est, data=data: est.fit(data), 3)
+            with warnings.catch_warnings():  # the residual's colour is printed below
+                warnings.filterwarnings("ignore", message="identification: the residual",
+                                        category=dynid.DynidWarning)
+                seconds = best_of(lambda est=est, data=data: est.fit(data), 3)
             val = validate(robot, est.result_, recs[test])
             print(f"kuka_{name}_train_{tag}_validate_{test}_relative_error_pct: "
                   f"{val.overall_relative_error:.3f}")
             print(f"kuka_{name}_train_{tag}_fit_s: {seconds:.2f}")
+            white = est.result_.whiteness
+            print(f"kuka_{name}_train_{tag}_residual_lag1_autocorrelation_max: "
+                  f"{white.autocorrelation[0].max():.3f}")
+            print(f"kuka_{name}_train_{tag}_residual_sigma_factor_max: "
+                  f"{white.sigma_factor.max():.2f}")
             if name == "consistent":
                 print(f"kuka_consistent_train_{tag}_total_mass_kg: "
                       f"{est.params_[robot.parameters.where(kind='m')].sum():.3f}")
