@@ -11,9 +11,10 @@ import argparse
 import os
 import sys
 import traceback
+import warnings
 
 from ._arguments import number, whole
-from .errors import DynidError
+from .errors import DynidError, DynidWarning
 
 __all__ = ["main"]
 
@@ -105,7 +106,9 @@ def main(argv: list[str] | None = None) -> int:
     """Run the ``dynid`` command; returns its exit status (see the module docstring)."""
     args = build_parser().parse_args(argv)
     try:
-        args.func(args)
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            args.func(args)
     except DynidError as exc:
         print(f"dynid: error: {exc}", file=sys.stderr)
         return 2
@@ -125,6 +128,14 @@ def main(argv: list[str] | None = None) -> int:
                        "shows."), file=sys.stderr)
         return 1
     return 0
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """dynid's warnings as ``dynid: warning: ...`` lines; others as Python shows them."""
+    if issubclass(category, DynidWarning):
+        print(f"dynid: warning: {message}", file=sys.stderr)
+    else:
+        sys.stderr.write(warnings.formatwarning(message, category, filename, lineno, line))
 
 
 def _os_error(exc: OSError) -> str:

@@ -66,7 +66,14 @@ def test_processing_options_and_methods_reach_the_result(recordings, tmp_path, c
         result = load_result(out)
         assert result.method == method
         assert result.processing == Processing(skip=10, cutoff=20.0, decimate=5)
-    capsys.readouterr()
+    assert main(["identify", "panda", str(train), "-o", str(out), "--method", "consistent",
+                 "--covariance", "bootstrap", "--draws", "20"]) == 0
+    result = load_result(out)
+    assert result.covariance_method == "bootstrap"
+    assert result.diagnostics["bootstrap_draws"] == 20 and result.settings["draws"] == 20
+    printed = capsys.readouterr().out
+    assert "covariance bootstrap" in printed and "residual whiteness over" in printed
+    assert f"decimated by {result.processing.decimate}" in printed
 
 
 def test_csv_recordings_with_units(recordings, tmp_path, capsys):

@@ -140,7 +140,8 @@ def _estimator(args: argparse.Namespace):
     return PhysicallyConsistent(epsilon=args.epsilon, mass_bounds=args.mass_bounds,
                                 total_mass=total, com_margin=args.com_margin,
                                 regularization=args.regularization, weight=args.weight,
-                                solver=args.solver)
+                                solver=args.solver, covariance=args.covariance,
+                                draws=args.draws)
 
 
 def _identify(args: argparse.Namespace) -> None:
@@ -161,13 +162,20 @@ def _identify(args: argparse.Namespace) -> None:
         result.save(tmp)
     print(f"robot        {robot!r}")
     print(f"data         {result.n_samples} samples from {len(recordings)} recording(s)")
-    print(f"method       {result.method}; {data.base.rank} base parameters")
+    print(f"method       {result.method}; {data.base.rank} base parameters; covariance "
+          f"{result.covariance_method}")
+    proc = result.processing
+    print(f"processing   cutoff {'none' if proc.cutoff is None else f'{proc.cutoff:g} Hz'}, "
+          f"decimated by {proc.decimate}")
     if result.solver.get("lmi_min_eigenvalue") is not None:
         print(f"solver       {result.solver['solver']} {result.solver['status']}, smallest "
               f"pseudo-inertia eigenvalue {result.solver['lmi_min_eigenvalue']:.3g}")
     print("training RMSE " + " ".join(f"{r:.4g}" for r in result.training_rmse))
     print()
     print(result.uncertainty().table())
+    if result.whiteness is not None:
+        print()
+        print(result.whiteness.summary())
     print(f"\nwrote {args.output}")
 
 
@@ -236,6 +244,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--weight", type=number(0.0, 1e12), default=1.0,
                    help="regularization weight (≥ 0)")
     g.add_argument("--solver", choices=("CLARABEL", "SCS"), default="CLARABEL")
+    g.add_argument("--covariance", choices=("auto", "bootstrap", "unconstrained", "conditional"),
+                   default="auto", help="uncertainty of the estimate (auto: bootstrap under the "
+                                        "constraints when some are active)")
+    g.add_argument("--draws", type=whole(2, 100_000), default=200,
+                   help="bootstrap draws")
     ident.set_defaults(func=_identify)
 
     val = sub.add_parser("validate", help="predict recordings with an identification result")
