@@ -37,8 +37,9 @@ class DriveLoops:
       of constant inertia): no loop is faster than its budget, where the lags cost ``1/a`` rad
       of phase (19° for the default ``a = 3``) and the loop keeps more than 60° of phase
       margin; every other mode is slower and better damped;
-    * integral corner and position gain (1/s) both ``ω_s / 2``, with ``ω_s`` the slowest mode
-      anywhere on the reference: for that mode the cascade's characteristic polynomial is
+    * integral corner and position gain (1/s) of each axis both ``ω_s / 2``, with ``ω_s`` the
+      axis's slowest own mode (its gain over its largest locked inertia on the reference): for
+      a mode that fast the cascade's characteristic polynomial is
       ``s³ + ω_s s² + ω_s² s + ω_s³ / 4``, whose roots are damped (ζ ≈ 0.4) and real part
       ``≤ −0.3 ω_s``; faster modes are better damped;
     * velocity feed-forward, and the output the robot's prior model needs along the reference
@@ -95,9 +96,9 @@ class Gains:
     velocity
         Velocity-loop gain per actuator (output units per motor rad/s).
     integral
-        Integral corner of the velocity loops, rad/s.
+        Integral corner of each velocity loop, rad/s.
     position
-        Position-loop gain, 1/s.
+        Position-loop gain of each axis, 1/s.
     velocity_filter
         Time constant (s) of the first-order filter of each drive's encoder velocity (0: none).
     modes
@@ -108,8 +109,8 @@ class Gains:
 
     inertia: np.ndarray
     velocity: np.ndarray
-    integral: float
-    position: float
+    integral: np.ndarray
+    position: np.ndarray
     velocity_filter: np.ndarray
     modes: tuple[float, float]
     delay: float
