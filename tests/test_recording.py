@@ -204,6 +204,9 @@ def test_encoder_increments_need_the_robot(tmp_path):
         read_csv(path, **kwargs)
     rec = read_csv(path, robot=robot, **kwargs)
     np.testing.assert_allclose(rec.positions[:, 0], 2 * np.pi * np.linspace(0, 2, 20))
+    robot.transmission.increments_per_turn = robot.transmission.zero_increments = None
+    with pytest.raises(dynid.ModelError, match=r"no encoder resolution; give actuator\.encoder"):
+        read_csv(path, robot=robot, **kwargs)
 
 
 def test_npz_round_trip_and_foreign_keys(tmp_path):

@@ -42,11 +42,30 @@ def test_a_saved_result_loads_with_the_optional_entries(saved, tmp_path):
     result = load_result(path)
     assert result.n_samples == data["n_samples"]
     data = copy.deepcopy(data)
-    data["diagnostics"] = {"whiteness": {"lag1": [0.1, 0.2]}, "note": "free-form"}
+    data["diagnostics"]["note"] = "free-form"
     data["covariance_method"] = "sandwich"
     for key in ("robot_source", "output_names", "settings", "processing", "solver"):
         del data[key]
     assert load_result(_write(tmp_path, data)).names == result.names
+    data["output_names"] = None
+    assert load_result(_write(tmp_path, data)).output_names == ()
+    data["diagnostics"]["whiteness"] = {"lag1": [0.1, 0.2]}
+    with pytest.raises(dynid.DataError, match=r"bad.json: diagnostics.whiteness: malformed "
+                                              r"entry \('names'\)"):
+        load_result(_write(tmp_path, data))
+    data["diagnostics"]["whiteness"] = dict(result.diagnostics["whiteness"], names=["j1"])
+    with pytest.raises(dynid.DataError, match=r"diagnostics.whiteness: expected the test of 1 "
+                                              r"outputs .*found shapes \(20, 2\)"):
+        load_result(_write(tmp_path, data))
+    names = result.diagnostics["whiteness"]["names"]
+    data["diagnostics"]["whiteness"] = dict(result.diagnostics["whiteness"],
+                                            names=[*names, "extra"],
+                                            autocorrelation=[[0.0] * 3] * 20,
+                                            statistic=[0.0] * 3, p_value=[1.0] * 3,
+                                            sigma_factor=[1.0] * 3)
+    with pytest.raises(dynid.DataError, match=r"diagnostics.whiteness: expected the test of 2 "
+                                              r"outputs, found 3 names"):
+        load_result(_write(tmp_path, data))
 
 
 def _set(*keys, value):

@@ -103,11 +103,19 @@ class Whiteness:
     @classmethod
     def from_json(cls, data: dict) -> Whiteness:
         try:
-            return cls(tuple(data["names"]), np.array(data["autocorrelation"], float),
-                       np.array(data["statistic"], float), np.array(data["p_value"], float),
-                       np.array(data["sigma_factor"], float), int(data["n_samples"]))
-        except (KeyError, TypeError, ValueError) as exc:
-            raise DataError(f"whiteness: malformed entry ({exc})") from None
+            names = tuple(str(x) for x in data["names"])
+            rho = np.array(data["autocorrelation"], float)
+            rest = [np.array(data[k], float) for k in ("statistic", "p_value", "sigma_factor")]
+            count = int(data["n_samples"])
+        except (KeyError, TypeError, ValueError, OverflowError) as exc:
+            raise DataError(f"whiteness: malformed entry ({str(exc)[:80]})") from None
+        n = len(names)
+        if rho.ndim != 2 or rho.shape[1] != n or rho.shape[0] < 1 or any(
+                x.shape != (n,) for x in rest) or count < 1:
+            raise DataError(f"whiteness: expected the test of {n} outputs (lags × {n} "
+                            f"autocorrelations, {n} statistics, p-values and factors), found "
+                            f"shapes {rho.shape}, {[x.shape for x in rest]}")
+        return cls(names, rho, *rest, count)
 
 
 def whiteness(residuals: Sequence[np.ndarray], names: Sequence[str], *,

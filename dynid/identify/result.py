@@ -163,7 +163,7 @@ class IdentificationResult:
                 noise_covariance=np.array(data["noise_covariance"], float),
                 training_rmse=np.array(data["training_rmse"], float),
                 n_samples=int(data["n_samples"]), robot_source=data.get("robot_source"),
-                output_names=tuple(data.get("output_names", ())),
+                output_names=tuple(data.get("output_names") or ()),
                 settings=data.get("settings", {}),
                 processing=Processing.from_dict(data.get("processing", {})),
                 solver=data.get("solver", {}),
@@ -263,6 +263,15 @@ class _Schema:
             Processing.from_dict(data.get("processing", {}))
         except (DataError, TypeError) as exc:
             raise DataError(f"{self.where}: processing: {exc}") from None
+        white = data.get("diagnostics", {}).get("whiteness")
+        if white is not None:
+            try:
+                test = Whiteness.from_json(white)
+            except DataError as exc:
+                raise DataError(f"{self.where}: diagnostics.{exc}") from None
+            if len(test.names) != n:
+                raise self.fail("diagnostics.whiteness", f"the test of {n} outputs",
+                                f"{len(test.names)} names", described=True)
 
     def names(self, value: object, entry: str, length: int | None = None, *,
               unique: bool = True) -> list:

@@ -156,8 +156,9 @@ class Transmission:
 
     def from_increments(self, counts: np.ndarray, *, derivative: bool = False) -> np.ndarray:
         """Encoder increments (N, n) as actuator positions in rad (see :meth:`to_increments`)."""
+        scale = self._encoder()
         counts = np.asarray(counts, dtype=float)
-        return (counts if derivative else counts - self.zero_increments) / self._encoder()
+        return (counts if derivative else counts - self.zero_increments) / scale
 
     # Kinematics --------------------------------------------------------------------------
     def _drive_state(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
