@@ -282,3 +282,10 @@ def test_fit_checks_its_input():
 def test_consistent_settings_are_checked(settings, match):
     with pytest.raises(dynid.DataError, match=match):
         PhysicallyConsistent(**settings).fit(_data(ROBOT.prior, noise=np.eye(3) * 1e-4))
+
+
+def test_a_solver_that_stops_early_names_the_other_solver():
+    est = PhysicallyConsistent(solver="SCS", max_iters=5)
+    with pytest.raises(dynid.SolverError, match=r"SCS ended .* missed by up to .*; try "
+                                                r"solver='CLARABEL'"):
+        est.fit(_data(ROBOT.prior, noise=np.eye(3) * 1e-4))

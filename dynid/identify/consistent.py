@@ -285,7 +285,7 @@ class PhysicallyConsistent(Estimator):
             self._raise_infeasible(groups)
         if status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE) or x.value is None:
             raise SolverError(f"physically consistent estimate: {self.solver} ended with status "
-                              f"{status!r}; try solver='CLARABEL' or a looser tolerance")
+                              f"{status!r}; try {self._other()} or a looser tolerance")
         raw = built.scale * x.value
         violated = {name: check(raw) for name, (_, check) in groups.items()}
         violated = {k: v for k, v in violated.items() if v > 1e3 * self.tolerance}
@@ -296,10 +296,10 @@ class PhysicallyConsistent(Estimator):
             raise SolverError(f"physically consistent estimate: {self.solver} ended "
                               f"{status!r} with the constraint groups {sorted(violated)} "
                               f"missed by up to {max(violated.values()):.3g}; try "
-                              "solver='CLARABEL' or a tighter tolerance")
+                              f"{self._other()} or a tighter tolerance")
         if status == cp.OPTIMAL_INACCURATE:
             warnings.warn(f"physically consistent estimate: {self.solver} reports an inaccurate "
-                          "solution; check the constraint margins or try solver='CLARABEL'",
+                          f"solution; check the constraint margins or try {self._other()}",
                           DynidWarning, stacklevel=5)
         value, shift = self._polish(robot, raw)
         eig = {link: float(np.linalg.eigvalsh(pseudo_inertia(value[params.link_block(link)]))[0])
@@ -425,8 +425,12 @@ class PhysicallyConsistent(Estimator):
                 problem.solve(solver=self.solver, **kwargs)
         except cp.error.SolverError as exc:
             raise SolverError(f"physically consistent estimate: {self.solver} failed ({exc}); "
-                              "try the other solver or a looser tolerance") from None
+                              f"try {self._other()} or a looser tolerance") from None
         return problem.status
+
+    def _other(self) -> str:
+        other = next(name for name in _SOLVERS if name != self.solver)
+        return f"solver={other!r}"
 
     def _raise_infeasible(self, groups: dict[str, tuple[list, object]]) -> None:
         """Raise naming a smallest set of groups that is infeasible on its own, found by
