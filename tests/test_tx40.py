@@ -1,0 +1,75 @@
+"""Real data: the Stäubli TX40 run of FIGAROH's example against its published base parameters.
+
+The published regroupings are expressed through this model's base parameters (each checked
+identifiable), so any choice of base gives the same comparison. Compared: the regroupings
+published with a relative standard deviation below 10 %.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import dataset
+
+import dynid
+from dynid import datasets
+from dynid.identify import OLS, WLS, IdentificationData, Processing
+
+PROCESSING = Processing(cutoff=25.0, decimate=100, derivatives="positions")
+
+
+@pytest.fixture(scope="module")
+def tx40():
+    root = dataset("staubli_tx40_figaroh")
+    robot = datasets.tx40_robot(root)
+    table = datasets.figaroh_table(root, robot)
+    rec = datasets.tx40_recording(root, robot)
+    return robot, rec, table, IdentificationData(robot, rec, base=table.base,
+                                                 processing=PROCESSING)
+
+
+def test_published_regroupings_are_this_models_base_parameters(tx40):
+    """60 published regroupings for 60 base parameters here: ``F`` is square and invertible,
+    so the two bases describe the same identifiable set."""
+    robot, _, table, _ = tx40
+    assert table.functionals.shape == (60, table.base.rank) == (60, 60)
+    assert np.linalg.cond(table.functionals) < 1e6
+    # The priors of the data set's settings reproduce the published drive terms roughly.
+    prior = table.functionals @ table.base.to_base(robot.prior)
+    drive = table.is_drive_term() & table.well_determined("ols")
+    rel = np.abs(prior - table.values["ols"]) / np.abs(table.values["ols"])
+    assert np.median(rel[drive]) < 0.1
+
+
+@pytest.mark.parametrize("method", ["ols", "wls"])
+def test_identified_base_parameters_match_the_published_ones(tx40, method):
+    _, _, table, data = tx40
+    est = (OLS() if method == "ols" else WLS()).fit(data)
+    dev = table.deviations(est.result_.base_params, method)
+    good = table.well_determined(method)
+    print(f"{method}: median {np.median(dev[good]):.2f} %, worst {dev[good].max():.2f} %")
+    assert np.median(dev[good]) <= 0.5
+    assert dev[good].max() <= 5.0
+    assert dev[good & table.is_drive_term()].max() <= 5.0
+
+
+def test_bad_dataset_folders_are_named(tmp_path):
+    with pytest.raises(dynid.DataError, match=r"not the data set's folder: missing "
+                                              r"urdf/tx40_mdh_modified.urdf"):
+        datasets.tx40_robot(tmp_path)
+    with pytest.raises(dynid.DataError, match="missing data/measurements_1.npz"):
+        datasets.kuka_recordings(tmp_path)
+
+
+def test_a_regrouping_this_model_cannot_identify_is_refused(tx40, tmp_path):
+    robot, _, _, _ = tx40
+    root = dataset("staubli_tx40_figaroh")
+    (tmp_path / "reference").mkdir()
+    (tmp_path / "reference" / "TX40_bp_5.csv").write_text("Izz6,1.0,1.0,1.0,1.0\n"
+                                                         "m1,1.0,1.0,1.0,1.0\n")
+    with pytest.raises(dynid.DataError, match=r"'m1' is not identifiable"):
+        datasets.figaroh_table(tmp_path, robot)
+    (tmp_path / "reference" / "TX40_bp_5.csv").write_text("Izz9,1.0,1.0,1.0,1.0\n")
+    with pytest.raises(dynid.DataError, match="unknown parameter symbol 'Izz9'"):
+        datasets.figaroh_table(tmp_path, robot)
+    assert (root / "reference" / "TX40_bp_5.csv").is_file()
