@@ -24,7 +24,7 @@ The format (every key is checked; an unknown, missing or malformed one raises
         friction: {viscous: 0.1, coulomb: 0.5, offset: 0.0, smoothing: 0.01}
         actuator: {name: motor1, ratio: 100, rotor_inertia: 1.0e-5, viscous: 1.0e-5,  # or
                    # armature: 0.1 (inertia reflected to the joint, r²·rotor_inertia)
-                   coulomb: 1.0e-3, torque_constant: 0.1, smoothing: 0.0,
+                   coulomb: 1.0e-3, offset: 0.0, torque_constant: 0.1, smoothing: 0.0,
                    encoder: {increments_per_turn: 4096, zero: 0},
                    limits: {position: [-200000, 200000], velocity: 3.0e5, unit: increments}}
 
@@ -81,7 +81,7 @@ _JOINT = ("limits", "friction", "actuator")
 _LIMITS = ("position", "velocity", "acceleration", "effort", "unit")
 _ENCODER = ("increments_per_turn", "zero")
 _FRICTION = ("viscous", "coulomb", "offset", "smoothing")
-_ACTUATOR = ("name", "ratio", "rotor_inertia", "armature", "viscous", "coulomb",
+_ACTUATOR = ("name", "ratio", "rotor_inertia", "armature", "viscous", "coulomb", "offset",
              "torque_constant", "smoothing", "encoder", "limits", "lever", "screw")
 #: Largest robot file read (bytes); the embedded ones are a few kB.
 MAX_BYTES = 2 ** 20
@@ -141,9 +141,9 @@ def robot_from_mapping(data: object, *, base_dir: str | Path = ".",
                         if enc else None)
         motor_limits.append(_limits(act.get("limits"), f"{path}.limits",
                                     (-np.inf, np.inf, np.inf, np.inf, np.inf), encoders[-1]))
-        values = {k: S.number(act[k], f"{path}.{k}", nonnegative=True)
-                  for k in ("rotor_inertia", "armature", "viscous", "coulomb", "smoothing")
-                  if k in act}
+        values = {k: S.number(act[k], f"{path}.{k}", nonnegative=k != "offset")
+                  for k in ("rotor_inertia", "armature", "viscous", "coulomb", "offset",
+                            "smoothing") if k in act}
         if "armature" in values:
             if "rotor_inertia" in values:
                 raise S.fail(f"{path}.armature", "give either rotor_inertia (motor side) or "
@@ -154,6 +154,7 @@ def robot_from_mapping(data: object, *, base_dir: str | Path = ".",
             terms.append(motor_dynamics(motor, j, inertia=values.get("rotor_inertia"),
                                         viscous=values.get("viscous"),
                                         coulomb=values.get("coulomb"),
+                                        offset=values.get("offset"),
                                         smoothing=values.get("smoothing", 0.0)))
         screw = M.screw_term(act, path, motor, j, drives[-1], values.get("smoothing", 0.0))
         if screw is not None:
