@@ -1,4 +1,5 @@
-"""The robot description: tree, closure, transmission, extra terms and what the model outputs.
+"""The robot description: tree, attached bodies, closure, transmission, extra terms and what the
+model outputs.
 
 A :class:`Robot` is immutable. It says what the robot *is*; computations on it
 (:class:`~dynid.models.regressor.Regressor`, :func:`~dynid.models.base.base_parameters`)
@@ -14,6 +15,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from ..errors import ModelError
+from .bodies import Attachments, Body
 from .closures import Closure, LinearClosure
 from .parameters import GROUPS, ParameterSet
 from .terms import Term
@@ -67,6 +69,10 @@ class Robot:
     actuator_limits
         Limits of the actuator coordinates, SI units on the motor side (rad, rad/s, rad/s²,
         N·m); default: none.
+    bodies
+        Bodies fixed to links without a joint (:class:`~dynid.models.bodies.Body`):
+        counterweights, tools, payloads. Identified ones add ten link parameters each, after
+        the tree's links; known ones add their generalized force to the prediction.
     """
 
     tree: Tree
@@ -77,7 +83,9 @@ class Robot:
     output: str = "joint_torque"
     limits: Limits | None = None
     actuator_limits: Limits | None = None
+    bodies: tuple[Body, ...] = ()
     parameters: ParameterSet = field(init=False)
+    attachments: Attachments = field(init=False, repr=False)
     term_columns: tuple[np.ndarray, ...] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -110,7 +118,11 @@ class Robot:
         order = {g: i for i, g in enumerate(GROUPS)}
         terms = tuple(sorted(self.terms, key=lambda t: order[t.parameters[0].group]))
         set_(self, "terms", terms)
-        params = self.tree.link_parameters()
+        set_(self, "bodies", (self.bodies,) if isinstance(self.bodies, Body)
+             else tuple(self.bodies))
+        owners = {*self.transmission.names, *(p.owner for t in terms for p in t.parameters)}
+        set_(self, "attachments", Attachments(self.tree, self.bodies, reserved=sorted(owners)))
+        params = self.tree.link_parameters() + self.attachments.parameters()
         columns = []
         for term in terms:
             columns.append(np.arange(len(params), len(params) + len(term.parameters)))

@@ -31,10 +31,10 @@ The format (every key is checked; an unknown, missing or malformed one raises
 Joint limits are in rad (m), rad/s, rad/s² and N·m (N); actuator limits are on the motor side,
 in rad, rad/s, rad/s² and N·m, or in encoder increments with ``unit: increments``.
 
-Mechanisms (extra frames, ``closure``, ``transmission.coupling``, ``springs``, ``cables`` and the
-lever actuator ``actuator.lever`` / ``actuator.screw``) are described in
-:mod:`dynid.models._mechanisms`. With a closure, ``joints`` names every basis coordinate, and may
-give ``friction`` to passive tree joints.
+Mechanisms (extra frames, ``closure``, ``transmission.coupling``, ``springs``, ``cables``,
+``bodies`` fixed to links, and the lever actuator ``actuator.lever`` / ``actuator.screw``) are
+described in :mod:`dynid.models._mechanisms`. With a closure, ``joints`` names every basis
+coordinate, and may give ``friction`` to passive tree joints.
 
 Numbers may be written as expressions of ``pi`` and ``deg`` (π/180): ``-pi/2``, ``30*deg``.
 Numbers must be finite (position and rate limits may be ``.inf``), and the model is evaluated
@@ -72,7 +72,7 @@ from .tree import Tree
 __all__ = ["load_robot_file", "robot_from_mapping"]
 
 _TOP = ("name", "description", "gravity", "output", "kinematics", "links", "joints", "defaults",
-        "closure", "transmission", "springs", "cables")
+        "closure", "transmission", "springs", "cables", "bodies")
 _KIN = ("urdf", "modified_dh", "dh", "tool", "locked", "frames")
 _ROW = {"modified_dh": ("joint", "link", "type", "d", "r", "alpha", "theta", "gamma", "b",
                         "parent"),
@@ -182,7 +182,8 @@ def robot_from_mapping(data: object, *, base_dir: str | Path = ".",
     robot = Robot(tree, name=name, closure=closure, transmission=transmission,
                   terms=tuple(terms), output=output,
                   limits=Limits(*map(np.array, zip(*joint_limits, strict=True))),
-                  actuator_limits=Limits(*map(np.array, zip(*motor_limits, strict=True))))
+                  actuator_limits=Limits(*map(np.array, zip(*motor_limits, strict=True))),
+                  bodies=M.bodies(top.get("bodies")))
     _check_finite(robot)
     if closure.cuts:  # a few positions spread over the limits
         closure.check(tree, _states(robot, 8, 0)[0])
@@ -210,9 +211,14 @@ def _check_finite(robot: Robot) -> None:
                      f"the range [{robot.limits.lower[k]:g}, {robot.limits.upper[k]:g}] is too "
                      "wide to compute with; give the joint's real range, or none")
     with np.errstate(all="ignore"):
-        Y = Regressor(robot)(q, v, a)
+        Y, y_known = Regressor(robot).affine(q, v, a)
         terms = Y * robot.prior
         y = terms.sum(axis=2)
+    if not np.all(np.isfinite(y_known)):
+        known = [b.name for b in robot.bodies if b.known]
+        raise S.fail("bodies", f"the known bodies {S.names(known)} give a model that is not "
+                               "finite; some value (a mass, centre of mass or pose, a length, "
+                               "ratio or gravity) is far too large: check its units")
     if np.all(np.isfinite(y)):
         return
     size = np.where(np.isfinite(terms), np.abs(terms), np.inf).max(axis=(0, 1))
