@@ -36,7 +36,7 @@ from ._assemble import assemble, check_rate, user_units
 from ._npz import npz_arrays
 from .columns import ColumnMap
 from .recording import Recording
-from .tables import Flat, Table, check_delimiter, delimiter_hint, read_table
+from .tables import Flat, Table, check_delimiter, open_table
 from .timestamps import TIMESTAMPS
 from .trims import Trim, trim_of
 
@@ -143,40 +143,38 @@ def _trims(trim, signals: dict[str, Path]) -> dict[str, Trim]:
 
 def _example(table: Table, signal: str) -> str:
     """An example call that reads ``signal`` from the table's first columns."""
-    width = max(table.values.shape[1], 1)
-    cols = list(table.header[:min(width, 3)]) if table.header is not None else \
-        list(range(min(width, 3)))
+    cols = list(table.header[:3]) if table.header is not None else \
+        list(range(min(table.width, 3)))
     cols = cols[0] if signal == "time" else cols
     return f"read_csv({table.name!r}, {signal}={cols!r}, ...)"
 
 
-def _extract(table: Table, key: str, spec, delimiter) -> tuple[np.ndarray, list[str] | None]:
-    """A signal's values (time (N,), others (N, k)) and its columns' header names."""
-    hint = delimiter_hint(table.header, delimiter)
+def _indices(table: Table, key: str, spec) -> list[int] | None:
+    """The columns a signal takes from its table (``None``: every value of the file)."""
     if isinstance(spec, Flat):
-        if spec.column is None:
-            values = table.flat
-            where = "the file"
-        else:
-            values = table.values[:, table.index(spec.column, key, _example(table, key), hint)]
-            where = f"column {spec.column!r}"
-        if values.size % spec.n:
-            raise DataError(f"{table.name} ({key}): {values.size} values in {where}, not a "
+        return None if spec.column is None else [
+            table.index(spec.column, key, _example(table, key))]
+    if spec is None:
+        if key == "time" and table.width != 1:
+            raise DataError(f"{table.name} (time): {table.width} columns; say which is the "
+                            "time, e.g. time='t' or time=0")
+        return list(range(table.width))
+    return [table.index(c, key, _example(table, key)) for c in ([spec] if key == "time"
+                                                               else spec)]
+
+
+def _extract(values: np.ndarray, table: Table, key: str, spec, idx) -> np.ndarray:
+    """A signal's values from its table's (``idx``: its columns; ``None``: ``values`` is
+    every value of the file): time (N,), the others (N, k)."""
+    if isinstance(spec, Flat):
+        where = "the file" if idx is None else f"column {spec.column!r}"
+        flat = values if idx is None else values[:, idx[0]]
+        if flat.size % spec.n:
+            raise DataError(f"{table.name} ({key}): {flat.size} values in {where}, not a "
                             f"multiple of Flat(n={spec.n}) values per sample; is n the number "
                             "of coordinates?")
-        return values.reshape(-1, spec.n), None
-    width = table.values.shape[1]
-    if spec is None:
-        if key == "time" and width != 1:
-            raise DataError(f"{table.name} (time): {width} columns; say which is the time, e.g. "
-                            "time='t' or time=0")
-        idx = [0] if key == "time" else list(range(width))
-    else:
-        idx = [table.index(c, key, _example(table, key), hint)
-               for c in ([spec] if key == "time" else spec)]
-    values = table.values[:, idx]
-    labels = [table.header[j] for j in idx] if table.header is not None else None
-    return (values[:, 0] if key == "time" else values), labels
+        return flat.reshape(-1, spec.n)
+    return values[:, idx[0]] if key == "time" else values[:, idx]
 
 
 def read_csv(path: str | Path | Mapping[str, str | Path], *,
@@ -253,7 +251,7 @@ def read_csv(path: str | Path | Mapping[str, str | Path], *,
     _check_options(timestamps, column_map)
     files = _files(path, specs)
     trims = _trims(trim, files)
-    tables = {}
+    arrays, labels = {}, {}
     for p in dict.fromkeys(files.values()):
         mine = [k for k, f in files.items() if f == p]
         flat = [k for k in mine if isinstance(specs[k], Flat) and specs[k].column is None]
@@ -261,14 +259,14 @@ def read_csv(path: str | Path | Mapping[str, str | Path], *,
             raise DataError(f"{p.name}: {flat[0]} is read as every value of the file "
                             f"(Flat({specs[flat[0]].n})), so the file cannot also hold "
                             f"{', '.join(k for k in mine if k != flat[0])}")
-        used = [c for k in mine for c in (
-            [specs[k]] if k == "time" else [specs[k].column] if isinstance(specs[k], Flat)
-            else specs[k] or [])] if all(specs[k] is not None for k in mine) else None
-        tables[p] = read_table(p, header=header, delimiter=delimiter, used=used,
-                               flat=bool(flat))
-    arrays, labels = {}, {}
-    for key, p in files.items():
-        arrays[key], labels[key] = _extract(tables[p], key, specs[key], delimiter)
+        table = open_table(p, header=header, delimiter=delimiter)
+        idx = {k: _indices(table, k, specs[k]) for k in mine}
+        values = table.flat() if flat else table.values([i for k in mine for i in idx[k]])
+        for k in mine:
+            arrays[k] = _extract(values, table, k, specs[k], idx[k])
+            if table.header is not None and idx[k] is not None and not isinstance(
+                    specs[k], Flat):
+                labels[k] = [table.header[j] for j in idx[k]]
     if names is None and column_map is None:
         names = labels.get("positions")
     sources = {k: p.name for k, p in files.items()}

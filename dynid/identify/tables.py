@@ -1,7 +1,8 @@
 """Text tables of samples: CSV with or without a header, whitespace-separated columns.
 
-A :class:`Table` is one text file read as numbers: an optional header row (detected when not
-said), then one row per line. Columns are referred to by header name or by index (0 for the
+A :class:`Table` is one text file of numbers: an optional header row (detected when not
+said), then one row per line; its columns are resolved from its first rows before its values
+are read. Columns are referred to by header name or by index (0 for the
 first column). A signal stored flattened row-major (``n`` values per sample one after the other,
 in one column or over the whole file, whatever its line breaks) is described by :class:`Flat`.
 
@@ -24,7 +25,7 @@ import numpy as np
 from .._files import excerpt, name_list
 from ..errors import DataError
 
-__all__ = ["Flat", "Table", "check_delimiter", "delimiter_hint", "read_table"]
+__all__ = ["Flat", "Table", "check_delimiter", "delimiter_hint", "open_table"]
 
 #: A column: its header name, or its index (0 for the first column).
 Column = str | int
@@ -81,7 +82,8 @@ def check_delimiter(delimiter: object) -> str | None:
 
 @dataclass(frozen=True, eq=False)
 class Table:
-    """The numbers of a text file.
+    """A text file of samples, as its first rows describe it (:func:`open_table`); its values
+    are read by :meth:`values` or :meth:`flat` once the columns are known.
 
     Attributes
     ----------
@@ -89,32 +91,30 @@ class Table:
         The file.
     header
         The header's fields, or ``None`` for a file without a header.
-    values
-        Samples (rows, columns); columns that were not asked for may hold NaN where they are
-        not numbers. Empty for a file read as one flat stream (:attr:`flat`).
-    flat
-        Every value of the file in reading order, when it was read for a :class:`Flat` signal
-        over the whole file (else ``None``).
+    width
+        Number of columns (of the header, else of the first row).
+    first
+        Line number of the first sample.
+    delimiter
+        Field separator (``None``: spaces and tabs).
+    hint
+        When the first row is one field that another delimiter would split: which one.
     """
 
     path: Path
     header: tuple[str, ...] | None
-    values: np.ndarray
-    flat: np.ndarray | None = None
+    width: int
+    first: int
+    delimiter: str | None
+    hint: str = ""
 
     @property
     def name(self) -> str:
         return self.path.name
 
-    @property
-    def first_row(self) -> int:
-        """Line number of the first sample (2 after a header)."""
-        return 2 if self.header is not None else 1
-
-    def index(self, column: Column, signal: str, example: str, hint: str = "") -> int:
-        """The index of a column (a header name or an index), checked; ``hint`` ends the
-        message of a name that is not in the header."""
-        width = self.values.shape[1]
+    def index(self, column: Column, signal: str, example: str) -> int:
+        """The index of a column (a header name or an index), checked."""
+        width, hint = self.width, self.hint
         if isinstance(column, str):
             if self.header is None:
                 raise DataError(f"{self.name} ({signal}): no header row, so no column is named "
@@ -134,16 +134,27 @@ class Table:
             return self.header.index(column)
         if not 0 <= column < width:
             raise DataError(f"{self.name} ({signal}): column index {column} is outside the "
-                            f"file's {width} columns (0 to {width - 1}); e.g. {example}")
+                            f"file's {width} columns (0 to {width - 1}){hint}; e.g. {example}")
         return int(column)
 
-    def label(self, j: int) -> str:
-        return repr(self.header[j]) if self.header is not None else str(j)
+    def values(self, used: Sequence[int] | None = None) -> np.ndarray:
+        """The samples (rows, :attr:`width`); a cell of a column not in ``used`` (indices;
+        default every column) may be NaN where it is not a number."""
+        values = _fast(self.path, self.header is not None, self.delimiter, self.width)
+        if values is None:
+            body = _rows(self.path, self.delimiter)[1 if self.header is not None else 0:]
+            values = _slow(body, self, range(self.width) if used is None else sorted(set(used)))
+        return values
+
+    def flat(self) -> np.ndarray:
+        """Every value of the file after its header in reading order, whatever the line
+        breaks."""
+        return _flat_values(_rows(self.path, self.delimiter)[
+            1 if self.header is not None else 0:], self.path)
 
 
-def read_table(path: Path, *, header: bool | None, delimiter: str | None,
-               used: Sequence[Column] | None, flat: bool = False) -> Table:
-    """Read a text table.
+def open_table(path: Path, *, header: bool | None, delimiter: str | None) -> Table:
+    """A text table described by its first rows.
 
     Parameters
     ----------
@@ -152,11 +163,6 @@ def read_table(path: Path, *, header: bool | None, delimiter: str | None,
         number.
     delimiter
         Field separator (``None``: spaces and tabs).
-    used
-        The columns that must be numbers (names or indices); ``None``: every column.
-    flat
-        Read every value of the file in reading order into :attr:`Table.flat`, ignoring line
-        breaks (rows may hold different numbers of values).
     """
     head_rows = _rows(path, delimiter, limit=2)
     if header is None:
@@ -167,15 +173,8 @@ def read_table(path: Path, *, header: bool | None, delimiter: str | None,
         raise DataError(f"{path.name}: expected {'a header row and ' if header else ''}"
                         f"samples, found {len(head_rows)} rows{what}")
     first = head_rows[1][0] if header else head_rows[0][0]
-    if flat:
-        return Table(path, head, np.empty((0, 0)), _flat_values(
-            _rows(path, delimiter)[1 if header else 0:], path))
     width = len(head) if head is not None else len(head_rows[0][1])
-    values = _fast(path, header, delimiter, width)
-    if values is None:
-        body = _rows(path, delimiter)[1 if header else 0:]
-        values = _slow(body, path, head, width, used, first, delimiter)
-    return Table(path, head, values)
+    return Table(path, head, width, first, delimiter, delimiter_hint(head_rows[0][1], delimiter))
 
 
 def _is_number(text: str) -> bool:
@@ -247,26 +246,20 @@ def _fast(path: Path, header: bool, delimiter: str | None, width: int) -> np.nda
     return table if table.shape[0] and table.shape[1] == width else None
 
 
-def _slow(body: list[tuple[int, list[str]]], path: Path, head, width: int, used, first: int,
-          delimiter: str | None) -> np.ndarray:
+def _slow(body: list[tuple[int, list[str]]], table: Table, cols: Sequence[int]) -> np.ndarray:
+    head, width = table.header, table.width
     values = np.full((len(body), width), np.nan)
-    cols = range(width) if used is None else sorted(
-        {head.index(c) for c in used if isinstance(c, str) and head and c in head} |
-        {int(c) for c in used if not isinstance(c, str) and 0 <= c < width})
     for r, (line, row) in enumerate(body):
         if len(row) != width:
-            what = "the header has" if head is not None else f"row {first} has"
-            hint = ""
-            if len(row) == 1 and delimiter is not None and len(row[0].split()) > 1:
-                hint = "; are the columns separated by spaces? Pass delimiter=None"
-            raise DataError(f"{path.name}: row {line} has {len(row)} fields, {what} "
-                            f"{width}{hint}")
+            what = "the header has" if head is not None else f"row {table.first} has"
+            raise DataError(f"{table.name}: row {line} has {len(row)} fields, {what} "
+                            f"{width}{delimiter_hint(row, table.delimiter)}")
         for i in cols:
             try:
                 values[r, i] = float(row[i])
             except ValueError:
                 col = repr(head[i]) if head is not None else str(i)
-                raise DataError(f"{path.name}: row {line}, column {col}: "
+                raise DataError(f"{table.name}: row {line}, column {col}: "
                                 f"{excerpt(row[i])} is not a number") from None
     return values
 
@@ -285,15 +278,15 @@ def _flat_values(body: list[tuple[int, list[str]]], path: Path) -> np.ndarray:
     return np.array(out, dtype=float)
 
 
-def delimiter_hint(header: Sequence[str] | None, delimiter: str | None) -> str:
-    """A hint when the header is one field that another delimiter would split."""
-    if header is None or len(header) != 1:
+def delimiter_hint(row: Sequence[str], delimiter: str | None) -> str:
+    """A hint when the first row is one field that another delimiter would split."""
+    if len(row) != 1:
         return ""
     for other in (";", "\t", "|", ","):
-        if other != delimiter and other in header[0].strip():
-            return (f"; the header is one field: are the columns separated by "
+        if other != delimiter and other in row[0].strip():
+            return (f"; the first row is one field: are the columns separated by "
                     f"{other!r}? Pass delimiter={other!r} (--delimiter {other!r})")
-    if delimiter is not None and len(header[0].split()) > 1:
-        return ("; the header is one field: are the columns separated by spaces? Pass "
+    if delimiter is not None and len(row[0].split()) > 1:
+        return ("; the first row is one field: are the columns separated by spaces? Pass "
                 "delimiter=None (--delimiter space)")
     return ""
