@@ -18,6 +18,9 @@ are missing). The readers act on it as ``timestamps=`` says:
     the samples were taken at a constant rate and only their stamps jitter (a logger that
     stamps on receipt): the stamps are replaced by the straight line fitted to them by least
     squares; refused when a stamp is half a step or more off that line (a missing sample);
+
+Both ``"resample"`` and ``"uniform"`` count the time from the first sample (stamps written as
+absolute clock times, 1.46e9 s, hold steps only to 0.2 µs).
 ``"keep"``
     the stamps as recorded, with no check beyond the recording's own (strictly increasing).
 """
@@ -48,8 +51,8 @@ _METHODS = {"cubic": 3, "linear": 1}
 
 def _duration(s: float) -> str:
     s = float(s)
-    if s == 0:
-        return "0 s"
+    if abs(s) < 1e-9:
+        return "0 s" if s == 0 else "< 1 ns"
     for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
         if abs(s) >= scale:
             return f"{s / scale:.3g} {unit}"
@@ -200,30 +203,32 @@ def regularize(time: np.ndarray, signals: Mapping[str, np.ndarray], mode: str, *
         raise DataError(f"{head}. Resampling needs stamps in order; {_fixes(report)}")
     grid, out = resampled(time, signals, report.mean_step, where=where, head=head)
     return grid, out, (f"resampled onto a uniform grid at {1 / report.mean_step:.6g} Hz (cubic "
-                       f"spline through the samples) from {report.summary()}")
+                       f"spline through the samples), counted from the first sample (stamped "
+                       f"{time[0]:.17g} s) from {report.summary()}")
 
 
 def _uniform(time, signals, report: TimeReport, head: str):
     k = np.arange(len(time), dtype=float)
     slope, intercept = np.polynomial.polynomial.polyfit(k, time - time[0], 1)[::-1]
-    line = time[0] + intercept + slope * k
-    off = np.abs(time - line)
+    off = np.abs(time - time[0] - intercept - slope * k)
     worst = int(np.argmax(off))
     if not slope > 0 or off[worst] >= 0.5 * slope:
         raise DataError(f"{head}. The stamps are not a constant rate with jitter: sample "
                         f"{worst} is {_duration(off[worst])} off the fitted line, half a step "
                         f"or more (a sample is missing or extra); read with timestamps="
                         "'resample', or trim the file")
-    return line, signals, (f"time stamps replaced by their least-squares line, "
-                           f"{1 / slope:.6g} Hz (largest stamp off it: "
-                           f"{_duration(off[worst])}) from {report.summary()}")
+    return slope * k, signals, (f"time stamps replaced by their least-squares line, "
+                                f"{1 / slope:.6g} Hz, counted from the first sample (stamped "
+                                f"{time[0]:.17g} s; largest stamp off the line: "
+                                f"{_duration(off[worst])}) from {report.summary()}")
 
 
 def resampled(time: np.ndarray, signals: Mapping[str, np.ndarray], step: float, *,
               method: str = "cubic", max_gap: float = MAX_GAP, where: str = "time",
               head: str | None = None) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """Signals (N, ...) sampled at non-decreasing ``time`` interpolated onto the uniform grid
-    ``time[0] + k step``; samples with the same stamp are averaged first."""
+    ``time[0] + k step``; samples with the same stamp are averaged first. Returns the grid
+    counted from ``time[0]`` (``k step``) and the signals on it."""
     if method not in _METHODS:
         raise DataError(f"method: expected one of {', '.join(_METHODS)}, found {method!r}")
     if not np.isfinite(step) or step <= 0:
@@ -240,7 +245,7 @@ def resampled(time: np.ndarray, signals: Mapping[str, np.ndarray], step: float, 
             x = sums / counts.reshape(-1, *([1] * (x.ndim - 1)))
         merged[key] = x
     dt = np.diff(t)
-    long = np.flatnonzero(dt > max_gap * step)
+    long = np.flatnonzero(dt > max_gap * step * (1 + 1e-9))
     if long.size:
         k = int(long[0])
         raise DataError(f"{head or where}. {long.size} gaps are longer than {max_gap:g} steps, "
@@ -251,8 +256,9 @@ def resampled(time: np.ndarray, signals: Mapping[str, np.ndarray], step: float, 
     if len(t) <= order:
         raise DataError(f"{where}: {len(t)} distinct stamps are too few for a {method} "
                         "interpolation")
-    grid = t[0] + step * np.arange(int(np.floor((t[-1] - t[0]) / step * (1 + 1e-12))) + 1)
-    out = {key: make_interp_spline(t, x, k=order, axis=0)(grid) for key, x in merged.items()}
+    grid = step * np.arange(int(np.floor((t[-1] - t[0]) / step * (1 + 1e-12))) + 1)
+    out = {key: make_interp_spline(t - t[0], x, k=order, axis=0)(grid)
+           for key, x in merged.items()}
     return grid, out
 
 
@@ -289,4 +295,5 @@ def resample(recording, rate: float | None = None, *, method: str = "cubic",
     grid, out = resampled(recording.time, signals, step, method=method, max_gap=max_gap,
                           where="resample")
     note = f"resampled onto a uniform grid at {1 / step:.6g} Hz ({method} interpolation)"
-    return recording.with_signals(time=grid, history=(*recording.history, note), **out)
+    return recording.with_signals(time=recording.time[0] + grid,
+                                  history=(*recording.history, note), **out)
