@@ -169,7 +169,7 @@ def _sources(path: str) -> str | dict[str, str]:
     files = {}
     for item in path.split(","):
         key, sep, value = item.partition("=")
-        if not sep or key.strip() not in _SIGNALS or not value.strip():
+        if not sep or key.strip() not in _SIGNALS or not value.strip() or "=" in value:
             raise DataError(f"recording {excerpt(path)}: expected a file, or SIGNAL=FILE pairs "
                             f"separated by commas (signals: {', '.join(_SIGNALS)}), e.g. "
                             "positions=q.csv,output=tau.csv")
