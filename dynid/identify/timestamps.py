@@ -9,12 +9,12 @@ are missing). The readers act on it as ``timestamps=`` says:
     jitter, with a :class:`~dynid.errors.DynidWarning` that gives the numbers;
 ``"strict"``
     refuse any irregularity, jitter beyond 1 % of a step included;
-``"resample"``
+``"resample"`` (whenever the stamps are not uniform to rounding, jitter below 1 % included)
     the samples were taken at their stamps: interpolate every signal onto a uniform grid at
     the mean step (gaps left out), with a cubic spline through the samples (``scipy.interpolate.
     make_interp_spline``, ``k=3``); samples with the same stamp are averaged first; gaps of
     more than :data:`MAX_GAP` steps are refused (interpolating across them would invent data);
-``"uniform"``
+``"uniform"`` (likewise)
     the samples were taken at a constant rate and only their stamps jitter (a logger that
     stamps on receipt): the stamps are replaced by the straight line fitted to them by least
     squares; refused when a stamp is half a step or more off that line (a missing sample);
@@ -183,10 +183,12 @@ def regularize(time: np.ndarray, signals: Mapping[str, np.ndarray], mode: str, *
         raise DataError(f"timestamps: expected one of {', '.join(TIMESTAMPS)}, found {mode!r}; "
                         "e.g. timestamps='resample'")
     signals = dict(signals)
-    if mode == "keep" or len(time) < 2:
-        return time, signals, None
+    if mode == "keep" or len(time) < 2 or not np.all(np.isfinite(time)):
+        return time, signals, None  # the recording names a non-finite stamp
     report = time_report(time)
-    if report.is_regular():
+    if mode in ("check", "strict") and report.is_regular():
+        return time, signals, None
+    if report.is_regular(1e-9):  # uniform already, to rounding
         return time, signals, None
     head = f"{where}: irregular time stamps: {report.summary()}"
     if mode == "strict" or (mode == "check" and (report.duplicates or report.backwards
@@ -239,6 +241,10 @@ def resampled(time: np.ndarray, signals: Mapping[str, np.ndarray], step: float, 
     merged = {}
     for key, x in signals.items():
         x = np.asarray(x, dtype=float)
+        bad = np.argwhere(~np.isfinite(x))
+        if len(bad):
+            raise DataError(f"{where}: {key}: non-finite value {x[tuple(bad[0])]} at sample "
+                            f"{bad[0][0]}; remove or repair it before resampling")
         if len(t) < len(time):
             sums = np.zeros((len(t), *x.shape[1:]))
             np.add.at(sums, inverse, x)
