@@ -182,3 +182,25 @@ def test_help_documents_the_trim_syntax(capsys):
     out = " ".join(capsys.readouterr().out.split())
     assert "--trim [FILE=]START[:END]" in out and "run1.csv=500:20" in out
     assert "validate does not apply it; use --trim per file" in out
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--trim", "run1.npz=5", "--trim", "run1.npz=6"], r"--trim: .*run1.npz trimmed twice"),
+    (["--columns", "positions=flat:x"], r"--columns positions='flat:x': expected flat:N or "
+                                        r"flat:N:COL \(N values per sample\), e.g. "
+                                        r"positions=flat:7"),
+    (["--columns", "time=a,b", "--columns", "positions=a", "--columns", "output=b"],
+     r"--columns time='a,b': expected one column"),
+    (["--rate", "0"], r"argument --rate: expected a finite number in \[0.001, 1e\+06\]"),
+    (["--timestamps", "fix"], r"argument --timestamps: invalid choice: 'fix'"),
+])
+def test_bad_recording_options_exit_2(arm, tmp_path, capsys, args, message):
+    import re
+
+    _, robot_file, (one, _), folder = arm
+    table = folder / "t.csv"
+    table.write_text("a,b\n" + "\n".join(f"{k},{k}" for k in range(20)))
+    target = str(table) if "--columns" in args else one
+    code, _, err = _run(["identify", robot_file, target, "-o", str(tmp_path / "r.json"),
+                         *args, *FAST], capsys)
+    assert code == 2 and re.search(message, err), err

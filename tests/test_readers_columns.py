@@ -187,3 +187,19 @@ def test_column_map_files(tmp_path):
         path.write_text(text)
         with pytest.raises(dynid.DataError, match=message):
             load_column_map(path)
+
+
+def test_units_of_mapped_columns_are_checked(tmp_path):
+    t, q, v, tau = _motion(n=2)
+    spec = _write(tmp_path / "u.csv", t, q, v, tau)
+    cmap = ColumnMap(np.eye(2))
+    with pytest.raises(dynid.DataError, match=r"u.csv: units of velocities column 1: m/s, but "
+                                              r"its position is in rad; they must measure the "
+                                              r"same quantity"):
+        read_csv(tmp_path / "u.csv", column_map=cmap, units={"velocities": ["rad/s", "m/s"]},
+                 **spec)
+    with pytest.raises(dynid.DataError, match=r"u.csv: units of positions: expected one unit or "
+                                              r"2 \(text\), found \['rad'\]"):
+        read_csv(tmp_path / "u.csv", column_map=cmap, units={"positions": ["rad"]}, **spec)
+    with pytest.raises(dynid.DataError, match=r"unknown position unit 'furlong'"):
+        read_csv(tmp_path / "u.csv", column_map=cmap, units={"positions": "furlong"}, **spec)

@@ -305,3 +305,24 @@ def test_the_staubli_tx40_data_in_one_call():
     qd = np.gradient(rec.positions, axis=0) * 5000.0
     np.testing.assert_allclose(np.sum(rec.output * qd, axis=1), np.sum(tm * qd_m, axis=1),
                                rtol=1e-9, atol=1e-9 * np.abs(tm * qd_m).sum(axis=1).max())
+
+
+def test_archive_arrays_of_the_wrong_shape_are_refused(tmp_path):
+    t, q, y = _signals()
+    path = tmp_path / "odd.npz"
+    np.savez(path, time=t[:, None], positions=q, output=y)
+    with pytest.raises(dynid.DataError, match=r"odd.npz: array for time has shape \(80, 1\); "
+                                              r"expected \(N,\)"):
+        read_npz(path)
+    np.savez(path, time=t, positions=q[None], output=y)
+    with pytest.raises(dynid.DataError, match=r"odd.npz: array for positions has shape "
+                                              r"\(1, 80, 3\); expected \(N, n\)"):
+        read_npz(path)
+    np.savez(path, positions=q, output=y)
+    rec = read_npz(path, rate=100.0, trim="0.1s")  # no time array: the rate
+    np.testing.assert_array_equal(rec.positions, q[10:])
+    with pytest.raises(dynid.DataError, match=r"odd.npz \(time\): no column 'time'"):
+        read_npz(path)
+    with pytest.raises(dynid.DataError, match=r"Flat: expected a column name or index \(0 = "
+                                              r"first\), found 1.5"):
+        Flat(2, 1.5)

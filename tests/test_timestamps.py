@@ -210,3 +210,25 @@ def test_the_kuka_stamps(tmp_path):
         assert rec.n_samples in (4526, 4527)
         assert rec.history[1] == ("measurements_1.npz: trimmed 500 samples at the start and 0 "
                                   "at the end (500:0)")
+
+
+def test_stamps_that_cannot_be_measured_or_resampled_are_refused():
+    from dynid.identify.timestamps import resampled
+
+    with pytest.raises(dynid.DataError, match=r"time: expected at least 2 stamps to measure "
+                                              r"their steps, found 1"):
+        time_report([0.0])
+    with pytest.raises(dynid.DataError, match=r"time: every stamp is the same; is the time "
+                                              r"column the right one\?"):
+        time_report(np.zeros(20))
+    t = np.array([0.0, 0.01, 0.02, 0.025])
+    with pytest.raises(dynid.DataError, match=r"time: 3 distinct stamps are too few for a "
+                                              r"cubic interpolation"):
+        resampled(t[:3], {"positions": np.zeros((3, 1))}, 0.01)
+    q = np.ones((4, 2))
+    q[2, 1] = np.nan
+    with pytest.raises(dynid.DataError, match=r"time: positions: non-finite value nan at sample "
+                                              r"2; remove or repair it before resampling"):
+        resampled(t, {"positions": q}, 0.01)
+    with pytest.raises(dynid.DataError, match=r"resample: expected a step > 0 s, found -1"):
+        resampled(t, {"positions": np.ones((4, 1))}, -1.0)
