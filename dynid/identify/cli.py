@@ -16,8 +16,9 @@ coordinates are mapped to them by ``--column-map map.yaml``.
 
 Each recording file is trimmed as ``--trim FILE=START[:END]`` says (samples, or seconds ending
 in ``s``; ``--trim START[:END]`` for every file), the training files and the validation files
-alike; nothing else is dropped. Irregular time stamps are refused, or made uniform as
-``--timestamps`` says.
+alike; both commands print what they did to each file. ``identify --skip N`` stays a processing
+setting of the training recordings: ``validate`` does not apply it to its files. Irregular time
+stamps are refused, or made uniform as ``--timestamps`` says.
 
 Numeric options are checked as they are parsed, and the files a command writes (``-o``,
 ``--plot``) before it computes.
