@@ -326,3 +326,12 @@ def test_archive_arrays_of_the_wrong_shape_are_refused(tmp_path):
     with pytest.raises(dynid.DataError, match=r"Flat: expected a column name or index \(0 = "
                                               r"first\), found 1.5"):
         Flat(2, 1.5)
+
+
+def test_a_numpy_savetxt_header_is_read(tmp_path):
+    t, q, y = _signals()
+    path = tmp_path / "np.csv"
+    np.savetxt(path, np.column_stack([t, q, y]), delimiter=",", header="t,a,b,c,x,y,z")
+    assert path.read_text().startswith("# t,a,b")
+    rec = read_csv(path, time="t", positions=["a", "b", "c"], output=["x", "y", "z"])
+    np.testing.assert_array_equal(rec.positions, q)

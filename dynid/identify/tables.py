@@ -168,6 +168,8 @@ def open_table(path: Path, *, header: bool | None, delimiter: str | None) -> Tab
     if header is None:
         header = bool(head_rows) and not all(_is_number(f) for f in head_rows[0][1])
     head = tuple(f.strip() for f in head_rows[0][1]) if header and head_rows else None
+    if head and head[0].startswith("#"):  # numpy.savetxt's header: "# t,q1,..."
+        head = (head[0][1:].strip(), *head[1:])
     if len(head_rows) < (2 if header else 1):
         what = " (a header row only)" if head_rows else ""
         raise DataError(f"{path.name}: expected {'a header row and ' if header else ''}"
