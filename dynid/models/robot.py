@@ -19,7 +19,7 @@ from .bodies import Attachments, Body
 from .closures import Closure, LinearClosure
 from .parameters import GROUPS, ParameterSet
 from .terms import Term
-from .transmissions import Transmission
+from .transmissions import Gear, Transmission
 from .tree import Tree
 
 __all__ = ["OUTPUTS", "Limits", "Robot"]
@@ -181,14 +181,25 @@ class Robot:
                      for name in self.joint_names)
 
     @property
+    def actuator_units(self) -> tuple[str, ...]:
+        """Position unit of each actuator coordinate: ``"m"`` for an actuator that moves
+        prismatic coordinates only, each through a unit gear (its coordinate is a length, as
+        the insertion of the dVRK PSM), else ``"rad"`` (a rotary motor)."""
+        C = self.transmission.coupling
+        C = np.eye(self.n) if C is None else C
+        linear = np.array([u == "m" and isinstance(d, Gear) and d.ratio == 1.0 for u, d in
+                           zip(self.basis_units, self.transmission.drives, strict=True)])
+        return tuple("m" if np.all(linear[row != 0]) else "rad" for row in C)
+
+    @property
     def output_units(self) -> tuple[str, ...]:
-        """Unit of each output row: ``"A"`` (current), ``"N"`` (force on a prismatic joint)
-        or ``"N·m"`` (joint torque, or motor torque: the motors are rotary)."""
+        """Unit of each output row: ``"A"`` (current), ``"N"`` (force on a prismatic joint, or
+        on an actuator whose coordinate is a length) or ``"N·m"``, so that each output times
+        the velocity of its coordinate is a power in W."""
         if self.output == "current":
             return ("A",) * self.n
-        if self.output == "motor_torque":
-            return ("N·m",) * self.n
-        return tuple("N" if unit == "m" else "N·m" for unit in self.basis_units)
+        units = self.actuator_units if self.output == "motor_torque" else self.basis_units
+        return tuple("N" if unit == "m" else "N·m" for unit in units)
 
     @property
     def prior(self) -> np.ndarray:
