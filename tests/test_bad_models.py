@@ -486,3 +486,110 @@ def test_long_urdf_chains_load_in_linear_time():
     last = tree.mimic[-1]
     assert last.leader == "j1" and last.multiplier == pytest.approx(1.001 ** 1999)
     assert dynid.Robot(tree).n == 1
+
+
+# Attached bodies -----------------------------------------------------------------------------
+BODY = {"name": "weight", "parent": "link2", "xyz": [-0.15, 0, 0], "rpy": [0, 0, 0],
+        "mass": 3.0, "com": [0, 0, 0.01], "inertia": [0.002, 0, 0, 0.002, 0, 0.003]}
+
+
+@pytest.mark.parametrize("key, value, match", [
+    ("parent", "link9", r"bodies\[1\].parent: no link or frame named 'link9' in the tree \(the "
+                        r"fixed base cannot carry a body\); links and frames are \['link1', "),
+    ("parent", "base", r"bodies\[1\].parent: no link or frame named 'base'"),
+    ("parent", "universe", r"bodies\[1\].parent: 'universe' is fixed to the world, so a body on "
+                           r"it moves with no joint and has no effect on the model; attach the "
+                           r"body to a moving link"),
+    ("parent", "joint3", r"bodies\[1\].parent: 'joint3' is a joint, not a link"),
+    ("parent", 3, r"bodies\[1\].parent: expected a non-empty string, found 3"),
+    ("mass", -1.0, r"bodies\[1\].mass: expected a value ≥ 0, found -1.0"),
+    ("mass", float("nan"), r"bodies\[1\].mass: expected a number, found nan \(not a number\)"),
+    ("mass", "1e400", r"bodies\[1\].mass: expected a finite number, found '1e400'"),
+    ("inertia", [-0.002, 0, 0, 0.002, 0, 0.003],
+     r"bodies\[1\].inertia: not a physical inertia about the centre of mass \(principal "
+     r"moments .*\); they must be ≥ 0 and satisfy the triangle inequalities"),
+    ("inertia", [0.001, 0, 0, 0.001, 0, 0.003], r"bodies\[1\].inertia: not a physical inertia"),
+    ("inertia", [0.002, 0, 0, 0.002, 0], r"bodies\[1\].inertia: expected a list of 6 numbers"),
+    ("com", [0, float("inf"), 0], r"bodies\[1\].com\[1\]: expected a finite number, found inf"),
+    ("xyz", [0, float("inf"), 0], r"bodies\[1\].xyz\[1\]: expected a finite number, found inf, "
+                                  r"which is infinite"),
+    ("rpy", [0, 0, float("nan")], r"bodies\[1\].rpy\[2\]: expected a number, found nan"),
+    ("xyz", [0, 0], r"bodies\[1\].xyz: expected a list of 3 numbers, found a list of 2"),
+    ("name", "weight", r"bodies\[1\].name: body 'weight' is named twice; body names must be "
+                       r"unique"),
+    ("name", "link3", r"bodies\[1\].name: 'link3' is already the name of a link; a body's "
+                      r"parameters are named after it"),
+    ("name", "joint2", r"bodies\[1\].name: 'joint2' is already the name of a joint or frame"),
+    ("name", "flange", r"bodies\[1\].name: 'flange' is already the name of a joint or frame"),
+    ("name", "motor1", r"bodies\[1\].name: 'motor1' is already the name of an actuator, "
+                       r"spring or cable"),
+    ("known", "yes", r"bodies\[1\].known: expected true or false, found 'yes'"),
+    ("mas", 1.0, r"bodies\[1\].mas: unknown key; did you mean 'mass'\?"),
+])
+def test_bad_bodies_are_refused(key, value, match):
+    data = copy.deepcopy(PANDA)
+    data["joints"]["joint1"]["actuator"]["name"] = "motor1"
+    second = {**BODY, "name": "payload", "parent": "link6", "known": True, key: value}
+    data["bodies"] = [BODY, second]
+    with pytest.raises(ModelError, match=match):
+        robot_from_mapping(data)
+
+
+@pytest.mark.parametrize("bodies, match", [
+    ({"weight": BODY}, r"bodies: expected a list of \{name, parent, xyz, rpy, mass, com, "
+                       r"inertia\}, found \{'weight'"),
+    ([{k: v for k, v in BODY.items() if k != "mass"}], r"bodies\[0\]: missing required key "
+                                                       r"'mass'"),
+    ([{k: v for k, v in BODY.items() if k != "parent"}], r"bodies\[0\]: missing required key "
+                                                         r"'parent'"),
+    ([[1, 2]], r"bodies\[0\]: expected a mapping"),
+])
+def test_malformed_bodies_sections_are_refused(bodies, match):
+    with pytest.raises(ModelError, match=match):
+        robot_from_mapping({**PANDA, "bodies": bodies})
+
+
+def test_bodies_too_large_to_compute_with_are_refused():
+    far = {**BODY, "mass": 1e306, "xyz": [1e3, 0, 0]}
+    with pytest.raises(ModelError, match=r"bodies\[0\]: body 'weight' \(mass 1e\+306 kg, pose "
+                                         r"xyz \[1000.0, 0.0, 0.0\]\) is too large to compute "
+                                         r"with; check the units"):
+        robot_from_mapping({**PANDA, "bodies": [far]})
+    heavy = {**BODY, "mass": 1e300, "known": True}
+    with pytest.raises(ModelError, match=r"bodies: the known bodies \['weight'\] give a model "
+                                         r"that is not finite"):
+        robot_from_mapping({**PANDA, "gravity": [0, 0, -1e10], "bodies": [heavy]})
+
+
+def test_bodies_on_the_urdf_root_link_or_a_fixed_link():
+    """A URDF's root link is fixed to the world; a link the URDF fixes to a moving link (the
+    flange) carries a body like its moving link."""
+    data = {"kinematics": {"urdf": str(DATA / "panda.urdf")}}
+    with pytest.raises(ModelError, match=r"bodies\[0\].parent: 'link0' is fixed to the world"):
+        robot_from_mapping({**data, "bodies": [{**BODY, "parent": "link0"}]})
+    robot = robot_from_mapping({**data, "bodies": [{**BODY, "parent": "flange"}]})
+    assert robot.parameters.links[-1] == "weight"
+
+
+def test_bodies_built_in_python_are_checked():
+    from dynid.models import Body, LinkInertia
+
+    weight = LinkInertia(1.0)
+    for kwargs, match in [
+        (dict(xyz=(0.0, np.inf, 0.0)), r"body 'w': xyz must be three finite numbers"),
+        (dict(rpy=(0.0, 0.0)), r"body 'w': rpy must be three finite numbers, found \(0.0, 0.0\)"),
+        (dict(xyz="abc"), r"body 'w': xyz must be three finite numbers, found 'abc'"),
+        (dict(known="yes"), r"body 'w': known must be True or False, found 'yes'"),
+    ]:
+        with pytest.raises(ModelError, match=match):
+            Body("w", "link2", weight, **kwargs)
+    with pytest.raises(ModelError, match=r"body 'w': inertia must be a LinkInertia"):
+        Body("w", "link2", 1.0)
+    with pytest.raises(ModelError, match=r"body name: expected a non-empty string, found ''"):
+        Body("", "link2", weight)
+    tree = Tree.from_urdf(URDF)
+    with pytest.raises(ModelError, match=r"bodies\[0\].parent: no link or frame named 'link9'"):
+        dynid.Robot(tree, bodies=(Body("w", "link9", weight),))
+    with pytest.raises(ModelError, match=r"bodies\[0\]: expected a Body, found dict"):
+        dynid.Robot(tree, bodies=({"name": "w"},))
+    assert dynid.Robot(tree, bodies=Body("w", "link2", weight)).parameters.links[-1] == "w"

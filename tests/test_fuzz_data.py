@@ -1,5 +1,9 @@
 """Fuzzing harness of the file readers: CSV and NPZ recordings and result files.
 
+The readers' arguments are drawn too: columns by name, by index or flattened, headers,
+delimiters, sample rates, trims, time-stamp modes, column maps, recordings split over two
+files and time stamps with jitter, repeats, steps back and gaps.
+
 Each test mutates a valid file (written from a small synthetic recording, or by an
 identification) and reads it back: every input must end in a value or a
 :class:`dynid.DynidError`, within bounded time and memory. ``make fuzz`` runs the long version
@@ -12,6 +16,7 @@ import copy
 import io
 import json
 import math
+import warnings
 import zipfile
 
 import numpy as np
@@ -24,10 +29,12 @@ from hypothesis.extra import numpy as hnp
 import dynid
 from dynid.identify import (
     OLS,
+    Flat,
     IdentificationData,
     IdentificationResult,
     Processing,
     Recording,
+    Trim,
     read_csv,
     read_npz,
     save_npz,
@@ -156,20 +163,139 @@ UNITS = st.sampled_from([{}, {"time": "ms"}, {"positions": "deg", "velocities": 
                          ["deg", "rad"], ["rad"], ["A", "N·m"]]), max_size=3)
 
 
+# The readers' other arguments: valid ones most of the time, and the odd bad one.
+INDEX_COLUMNS = st.fixed_dictionaries({
+    "positions": st.sampled_from([[1, 2], [2, 1], [1], [1, 9], [-1, 2], [1.0, 2], Flat(2),
+                                  Flat(2, 1), Flat(3), None]),
+    "output": st.sampled_from([[3, 4], [4, 3], [3], [5, 3], Flat(2, "tau1"), None]),
+    "time": st.sampled_from([0, 0, "t", 7, None, 1.5]),
+})
+TRIMS = st.sampled_from([None, None, 0, 5, "3:2", "0.05s", "0.1s:0.02s", (2, 1), Trim(1, "0.01s"),
+                         "40", "100:100", "abc", "1:2:3", -3, 2.5, ("1s", "x"),
+                         {"positions": 2, "output": 2}, {"positions": 1}, {"torque": 1}])
+TIMESTAMPS = st.sampled_from(["check"] * 3 + ["strict", "resample", "uniform", "keep", "fix"])
+MAPS = st.sampled_from([None] * 4 + [np.eye(2), [[1, 0], [1, 1]], [[2, 0], [0, -3]],
+                                      [[1, 1], [1, 1]], np.eye(3), [[np.nan, 0], [0, 1]],
+                                      "not a map"])
+RATES = st.sampled_from([None] * 4 + [100.0, 0.0, -5.0, math.nan, 1e9, "fast", True])
+
+
+def _map(value):
+    """A column map from a drawn matrix (its errors are part of the answer)."""
+    if value is None or isinstance(value, str):
+        return value
+    return dynid.ColumnMap(value)
+
+
 @FUZZ_SETTINGS
 @given(data=st.data())
 def test_csv_reader_takes_any_file(tmp_path_factory, robot, data):
     path = tmp_path_factory.mktemp("csv") / "run.csv"
     path.write_bytes(data.draw(csv_files(robot)))
-    columns, units = data.draw(COLUMNS), data.draw(UNITS)
+    columns = data.draw(COLUMNS | INDEX_COLUMNS)
+    units = data.draw(UNITS)
     with_robot = data.draw(st.booleans())
     space = data.draw(st.sampled_from(["basis"] * 4 + ["actuator"]))
-    delimiter = data.draw(st.sampled_from([","] * 6 + [";", "ab", ""]))
+    delimiter = data.draw(st.sampled_from([","] * 6 + [";", "ab", "", None]))
+    extra = {"header": data.draw(st.sampled_from([None, None, True, False, "yes"])),
+             "rate": data.draw(RATES), "trim": data.draw(TRIMS),
+             "timestamps": data.draw(TIMESTAMPS)}
+    cmap = data.draw(MAPS)
 
     def read():
         rec = read_csv(path, **columns, units=units, space=space, delimiter=delimiter,
-                       robot=robot if with_robot else None)
+                       robot=robot if with_robot else None, column_map=_map(cmap), **extra)
         return check_recording(robot, rec, reorder=True)
+
+    _expect_value_or_dynid_error(read)
+
+
+@st.composite
+def split_files(draw, robot, folder) -> dict:
+    """A recording's positions and torques in two files, each with or without a header, one
+    maybe flattened, either maybe damaged."""
+    rec = _recording(robot)
+    files = {}
+    for key, values in (("positions", rec.positions), ("output", rec.output)):
+        layout = draw(st.sampled_from(["header", "bare", "spaces", "flat", "flat_line"]))
+        if layout == "header":
+            text = "a,b\n" + "\n".join(f"{x!r},{y!r}" for x, y in values.tolist())
+        elif layout == "bare":
+            text = "\n".join(f"{x!r},{y!r}" for x, y in values.tolist())
+        elif layout == "spaces":
+            text = "\n".join(f"{x!r}  {y!r}" for x, y in values.tolist())
+        elif layout == "flat":
+            text = "\n".join(repr(x) for x in values.ravel().tolist())
+        else:
+            text = ",".join(repr(x) for x in values.ravel().tolist())
+        data = text.encode()
+        if draw(st.integers(0, 2)) == 0:
+            data = draw(byte_edits(data))
+        path = folder / f"{key}.txt"
+        path.write_bytes(data)
+        files[key] = path
+    return files
+
+
+@FUZZ_SETTINGS
+@given(data=st.data())
+def test_split_recordings_take_any_files(tmp_path_factory, robot, data):
+    files = data.draw(split_files(robot, tmp_path_factory.mktemp("split")))
+    columns = {key: data.draw(st.sampled_from([None, None, Flat(2), [0, 1], [1], ["a", "b"]]))
+               for key in ("positions", "output")}
+    extra = {"rate": data.draw(st.sampled_from([100.0, 100.0, None, -1.0])),
+             "trim": data.draw(TRIMS), "timestamps": data.draw(TIMESTAMPS),
+             "delimiter": data.draw(st.sampled_from([",", ",", None])),
+             "header": data.draw(st.sampled_from([None, None, True, False]))}
+    with_robot = data.draw(st.booleans())
+    cmap = data.draw(MAPS)
+
+    def read():
+        rec = read_csv(files, **columns, column_map=_map(cmap),
+                       robot=robot if with_robot else None, **extra)
+        return check_recording(robot, rec, reorder=True)
+
+    _expect_value_or_dynid_error(read)
+
+
+@st.composite
+def jittered_times(draw, n: int) -> np.ndarray:
+    """Time stamps with jitter, repeats, steps back and gaps."""
+    t = np.arange(n) * 0.01
+    for _ in range(draw(st.integers(0, 3))):
+        k = draw(st.integers(1, n - 1))
+        kind = draw(st.sampled_from(["jitter", "repeat", "back", "gap", "nan"]))
+        if kind == "jitter":
+            t = t + draw(st.floats(0, 0.006)) * np.sin(np.arange(n) * 1.7)
+        elif kind == "repeat":
+            t[k] = t[k - 1]
+        elif kind == "back":
+            t[k] = t[k - 1] - draw(st.floats(0, 0.05))
+        elif kind == "gap":
+            t[k:] += draw(st.floats(0, 0.2))
+        else:
+            t[k] = math.nan
+    return t
+
+
+@FUZZ_SETTINGS
+@given(data=st.data())
+def test_any_time_stamps_end_in_a_recording_or_an_error(tmp_path_factory, robot, data):
+    rec = _recording(robot)
+    path = tmp_path_factory.mktemp("stamps") / "run.csv"
+    t = data.draw(jittered_times(rec.n_samples))
+    np.savetxt(path, np.column_stack([t, rec.positions, rec.output]), delimiter=",",
+               header="t,joint1,joint2,tau1,tau2", comments="")
+    mode = data.draw(TIMESTAMPS)
+
+    def read():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", dynid.DynidWarning)
+            out = read_csv(path, time="t", positions=["joint1", "joint2"],
+                           output=["tau1", "tau2"], timestamps=mode)
+        if mode in ("resample", "uniform"):
+            assert out.is_uniform(1e-6)
+        return out
 
     _expect_value_or_dynid_error(read)
 
@@ -231,9 +357,13 @@ def test_npz_reader_takes_any_file(tmp_path_factory, robot, data):
                                       {"torque": "output"}, {"time": "other"}]))
     with_robot = data.draw(st.booleans())
     units = data.draw(st.sampled_from([None, {}, {"output": "mA"}, {"positions": "deg"}]))
+    extra = {"rate": data.draw(RATES), "trim": data.draw(TRIMS),
+             "timestamps": data.draw(TIMESTAMPS)}
+    cmap = data.draw(MAPS)
 
     def read():
-        rec = read_npz(path, keys=keys, robot=robot if with_robot else None, units=units)
+        rec = read_npz(path, keys=keys, robot=robot if with_robot else None, units=units,
+                       column_map=_map(cmap), **extra)
         return check_recording(robot, rec, reorder=True)
 
     _expect_value_or_dynid_error(read)

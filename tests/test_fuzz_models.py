@@ -1,10 +1,11 @@
 """Fuzzing the robot-file and URDF loaders: every input, however malformed, ends in a robot or a
 :class:`~dynid.DynidError`, within bounded time and memory.
 
-Inputs start from the embedded robot files, the four-bar of the mechanism tests and the Panda
-URDF, mutated in their structure (keys deleted, renamed or added, values replaced by numbers of
-every size, NaN, strings, expressions, lists and mappings), in their bytes, or generated from
-scratch (random YAML and XML, alias bombs). ``DYNID_FUZZ=1`` selects the long run (see
+Inputs start from the embedded robot files, the four-bar of the mechanism tests, the Panda
+URDF and the Panda with attached bodies, motor offsets and a coupled wrist, mutated in their
+structure (keys deleted, renamed or added, values replaced by numbers of every size, NaN,
+strings, expressions, lists and mappings), in their bytes, or generated from scratch (random
+YAML and XML, alias bombs). ``DYNID_FUZZ=1`` selects the long run (see
 ``fuzzing.py``).
 """
 
@@ -37,6 +38,16 @@ URDFS = [URDF, URDF.replace(_LIMIT2, _LIMIT2 + '<mimic joint="joint1" multiplier
 SEEDS = {p.stem: yaml.safe_load(p.read_text()) for p in sorted(_HERE.glob("*.yaml"))}
 SEEDS["four_bar"] = FOUR_BAR
 SEEDS["panda_urdf"] = {**SEEDS["panda"], "kinematics": {"urdf": str(DATA / "panda.urdf")}}
+# Attached bodies (identified and known), motor-side offsets and a coupled wrist.
+SEEDS["panda_bodies"] = copy.deepcopy(SEEDS["panda"])
+SEEDS["panda_bodies"]["bodies"] = [
+    {"name": "weight", "parent": "link2", "xyz": [-0.15, 0, 0], "rpy": [0, 0.2, 0],
+     "mass": 3.0, "com": [0, 0, 0.01], "inertia": [0.002, 0, 0, 0.002, 0, 0.003]},
+    {"name": "tool", "parent": "flange", "xyz": [0, 0, 0.05], "mass": 0.8, "known": True}]
+SEEDS["panda_bodies"]["transmission"] = {"coupling": [
+    [1.0 if i == j else 0.5 if (i, j) == (6, 5) else 0.0 for j in range(7)] for i in range(7)]}
+for _j, _entry in enumerate(SEEDS["panda_bodies"]["joints"].values()):
+    _entry.setdefault("actuator", {})["offset"] = 0.01 * (_j - 3)
 TEXTS = {p.stem: p.read_text() for p in sorted(_HERE.glob("*.yaml"))}
 
 ODD = [0, -1, 1, 0.5, -1e-9, 1e308, -1e308, 5e-324, float("nan"), float("inf"), -float("inf"),

@@ -478,3 +478,41 @@ def test_npz_meta_entries_are_checked(tmp_path, meta, message):
     np.savez(path, time=t, positions=q, output=y, meta=np.array(meta))
     with pytest.raises(dynid.DataError, match=r"meta.npz: " + message):
         read_npz(path)
+
+
+# History and trims of a recording ----------------------------------------------------------
+def test_history_is_kept_and_saved(tmp_path):
+    t, q, y = _signals()
+    rec = Recording(t, q, y, history=["read run.csv"])
+    assert rec.history == ("read run.csv",)
+    part = rec.trim(5, "0.05s")
+    assert part.n_samples == 40 and part.history == (
+        "read run.csv", "trimmed 5 samples at the start and 5 at the end (5:0.05s)")
+    np.testing.assert_array_equal(part.positions, q[5:45])
+    assert part.skip(2).history == part.history  # derived recordings keep it
+    back = read_npz(save_npz(part, tmp_path / "p.npz"))
+    assert back.history == (*part.history, "read p.npz")
+    assert rec.trim(0, 0) is rec
+    with pytest.raises(dynid.DataError, match=r"history: expected a list of lines \(text\), "
+                                              r"found \[1, 2\]"):
+        Recording(t, q, y, history=[1, 2])
+    with pytest.raises(dynid.DataError, match=r"trim 30:15: drops 30 \+ 15 of 50 samples, "
+                                              r"leaving fewer than 10; trim less"):
+        rec.trim(30, 15)
+    with pytest.raises(dynid.DataError, match=r"trim start: expected a whole number of samples"):
+        rec.trim(-1)
+
+
+def test_trims_in_seconds_need_a_rate():
+    from dynid.identify import Trim
+
+    assert Trim("0.5s", 3).samples(100.0) == (50, 3)
+    assert Trim.parse(" 2 : 1.5s ").samples(10.0) == (2, 15)
+    with pytest.raises(dynid.DataError, match=r"trim 1s:0: seconds need the sample rate; give "
+                                              r"the time column or rate=, or trim in samples"):
+        Trim("1s").samples(None)
+    with pytest.raises(dynid.DataError, match=r"trim 1e\+300s:0: 1e\+300s is 1e\+302 samples at "
+                                              r"100 Hz, more than any recording holds"):
+        Trim("1e300s").samples(100.0)
+    with pytest.raises(dynid.DataError, match=r"trim: expected START\[:END\] as text, found 5"):
+        Trim.parse(5)

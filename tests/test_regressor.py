@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import pinocchio as pin
 import pytest
@@ -265,3 +267,50 @@ def _ancestors(model, k):
         out.append(k)
         k = model.parents[k]
     return out
+
+
+@pytest.mark.parametrize("output", ["joint_torque", "motor_torque", "current"])
+def test_motor_offsets_reach_the_joints_through_the_transmission_transpose(output):
+    """A constant friction torque on each motor (``motorX.fom``), on the Panda with a coupled
+    wrist like the Stäubli TX40's (motor 7 turns with joints 6 and 7: q_m7 = N7 (q6 + q7)).
+    The offsets' share of the output is ``Kᵀ f`` at the joints with ``K = C diag(N)`` written
+    here, ``f`` at the motors, ``f / k_T`` as current; and the power balance holds."""
+    import yaml
+    from mechanism_checks import power_balance_error
+
+    from dynid.models import robot_from_mapping
+    from dynid.models.library import _HERE
+
+    ratios = np.array([100.0, -100.0, 80.0, 80.0, 50.0, 50.0, 40.0])
+    constants = np.linspace(0.05, 0.11, 7)
+    offsets = np.array([0.3, -0.2, 0.1, 0.05, -0.04, 0.02, 0.03])
+    coupling = np.eye(7)
+    coupling[6, 5] = ratios[6] / ratios[5]
+    data = yaml.safe_load((_HERE / "panda.yaml").read_text())
+    data.update(output=output, transmission={"coupling": coupling.tolist()})
+    plain = copy.deepcopy(data)
+    for j in range(7):
+        act = {"name": f"m{j + 1}", "ratio": float(ratios[j]), "rotor_inertia": 1e-5,
+               "viscous": 1e-4, "torque_constant": float(constants[j])}
+        plain["joints"][f"joint{j + 1}"]["actuator"] = act
+        data["joints"][f"joint{j + 1}"]["actuator"] = {**act, "offset": float(offsets[j])}
+    robot, plain = robot_from_mapping(data), robot_from_mapping(plain)
+    params = robot.parameters
+    fom = params.indices(f"m{j + 1}.fom" for j in range(7))
+    np.testing.assert_array_equal(params.priors[fom], offsets)
+    assert {(params[i].unit, params[i].group, params[i].lower) for i in fom} == \
+        {("N·m", "actuator", -np.inf)}
+    rng = np.random.default_rng(8)
+    q, v, a = random_states(robot, 20, rng)
+    theta = random_theta(robot, rng)
+    Y, Y_plain = Regressor(robot)(q, v, a), Regressor(plain)(q, v, a)
+    theta_plain = theta[params.indices(plain.parameters.names)]
+    share = Y @ theta - Y_plain @ theta_plain
+    f = theta[fom]
+    want = {"joint_torque": f @ (coupling @ np.diag(ratios)), "motor_torque": f,
+            "current": f / constants}[output]
+    # Both products round like sums of their terms' magnitudes; the rest is the offsets'.
+    bound = sum_rounding(np.abs(Y) @ np.abs(theta) + np.abs(Y_plain) @ np.abs(theta_plain),
+                         len(theta)) + 1e-12 * np.abs(want)
+    assert np.all(np.abs(share - want) <= bound)
+    assert power_balance_error(robot, robot.prior, seed=9) < 1e-8

@@ -160,6 +160,10 @@ BAD = [
     ("joints/joint1/actuator/armature", -0.1, r"joints.joint1.actuator.armature: expected a "
                                               r"value ≥ 0"),
     ("joints/joint1/actuator/viscous", -1e-5, r"actuator.viscous: expected a value ≥ 0"),
+    ("joints/joint1/actuator/offset", "0.1 N", r"joints.joint1.actuator.offset: expected a "
+                                               r"number or an expression"),
+    ("joints/joint1/actuator/offset", float("nan"), r"joints.joint1.actuator.offset: expected "
+                                                    r"a number, found nan"),
     ("joints/joint1/actuator/torque_constant", -0.1, r"joints.joint1.actuator.torque_constant:"
                                                      r" expected a value > 0"),
     ("joints/joint1/actuator/torque_constant", 0.1, r"joints.joint2.actuator.torque_constant: "

@@ -8,9 +8,18 @@ A typical run::
     print(est.result_.whiteness.summary())           # the σ assume a white residual
     est.result_.save("result.json")
     print(validate(robot, est.result_, rec3).summary())
+
+Reading logs::
+
+    from dynid.identify import ColumnMap, Trim, read_csv, read_npz
+    rec = read_csv("log.txt", delimiter=None, rate=1000.0, positions=[0, 1], output=[2, 3],
+                   trim=Trim("2s", 0))                     # no header, no time column
+    rec = read_npz("run.npz", keys={"time": "times"}, timestamps="resample")
+    print(rec.history)                                     # what was done as it was read
 """
 
 from .choice import Candidate, choose_processing
+from .columns import ColumnMap, load_column_map
 from .consistent import PhysicallyConsistent
 from .data import CompressedData, IdentificationData
 from .drives import DriveLoops, Gains, tune_loops
@@ -26,6 +35,9 @@ from .residuals import Whiteness, whiteness
 from .result import IdentificationResult, load_result
 from .simulate import SensorNoise, Simulation, simulate, smooth_coulomb
 from .system import JointSystem, LinearSystem
+from .tables import Flat
+from .timestamps import TimeReport, resample, time_report
+from .trims import Trim
 from .uncertainty import Uncertainty
 from .validation import Validation, predict, validate
 
@@ -33,9 +45,11 @@ __all__ = [
     "OLS",
     "WLS",
     "Candidate",
+    "ColumnMap",
     "CompressedData",
     "DriveLoops",
     "Estimator",
+    "Flat",
     "FourierReference",
     "Gains",
     "GaussMarkov",
@@ -50,6 +64,8 @@ __all__ = [
     "Recording",
     "SensorNoise",
     "Simulation",
+    "TimeReport",
+    "Trim",
     "Uncertainty",
     "Validation",
     "Whiteness",
@@ -57,17 +73,20 @@ __all__ = [
     "choose_processing",
     "com_boxes",
     "differentiate",
+    "load_column_map",
     "load_result",
     "lowpass",
     "predict",
     "pseudo_inertia",
     "read_csv",
     "read_npz",
+    "resample",
     "save_npz",
     "signal_bandwidth",
     "simulate",
     "smooth_coulomb",
     "spectral_states",
+    "time_report",
     "tune_loops",
     "validate",
     "whiteness",

@@ -2,7 +2,9 @@
 
 :func:`column_order` matches columns named after a robot's joints (or actuators) to them;
 the messages here say what to fix when a recording's output is not what its unit, or the
-robot's model, says it is.
+robot's model, says it is. :func:`check_units` compares the unit of every column with the
+robot's coordinate it holds: a prismatic joint (or an actuator that moves one directly) is a
+length with a force, a revolute joint an angle with a torque.
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ from collections.abc import Sequence
 from .._files import excerpt
 from ..errors import DataError
 
-__all__ = ["check_names", "column_order", "default_names", "kind_mismatch", "output_mismatch"]
+__all__ = ["check_names", "check_units", "column_order", "default_names", "kind_mismatch",
+           "output_mismatch", "robot_units"]
 
 
 def check_names(names: object, n: int) -> tuple[str, ...]:
@@ -131,3 +134,41 @@ def kind_mismatch(kind: str, units: list[str], space: str) -> str:
             "If the output is a current, set output_kind='current' (--output-kind current); if "
             "it is a torque, give its unit: units={'output': 'N·m'} (or mN·m, N; "
             "--units output=N·m)")
+
+
+def robot_units(robot, space: str, output_kind: str | None = None) -> tuple[tuple[str, ...],
+                                                                          tuple[str, ...]]:
+    """The SI units of a robot's coordinates in ``space`` and of their efforts of
+    ``output_kind`` (joint torque: on the joints; motor torque: on the actuators)."""
+    positions = robot.basis_units if space == "basis" else robot.actuator_units
+    on = robot.actuator_units if (output_kind or robot.output) == "motor_torque" else \
+        robot.basis_units
+    from .units import EFFORT
+
+    return positions, tuple(EFFORT[u] for u in on)
+
+
+def check_units(recording, robot, where: str) -> None:
+    """Raise when a column's unit is not what the robot's coordinate it holds measures: an
+    angle for a length (or the reverse), a torque for a force (or the reverse)."""
+    if recording.n != robot.n:
+        return  # the count is reported where the recording meets the robot
+    positions, efforts = robot_units(robot, recording.space, recording.output_kind)
+    names = robot.joint_names if recording.space == "basis" else robot.actuator_names
+    kind = {"m": "a length (prismatic)", "rad": "an angle (revolute)", "N": "a force",
+            "N·m": "a torque"}
+    checks = [("positions", recording.units["positions"], positions)]
+    if recording.output_kind != "current":
+        checks.append(("output", recording.units["output"], efforts))
+    for signal, found, want in checks:
+        bad = [j for j in range(recording.n) if found[j] != want[j]]
+        if not bad:
+            continue
+        j = bad[0]
+        raise DataError(
+            f"{where}: {signal} column {j} ({recording.names[j]}) is in {found[j]}, "
+            f"{kind[found[j]]}, but {names[j]} of robot {robot.name} is {kind[want[j]]} "
+            f"({want[j]}); {len(bad)} column(s) differ: "
+            f"{', '.join(recording.names[k] for k in bad)}. Give the unit of each column as "
+            f"recorded, e.g. units={{{signal!r}: [{', '.join(repr(u) for u in want)}]}} "
+            "(or mm, deg, N·mm... for the columns in those units)")

@@ -5,11 +5,20 @@
     dynid identify panda run1.npz run2.npz -o result.json --method consistent --cutoff 20
     dynid validate result.json run3.npz --plot validation.png
 
-Recordings are dynid NPZ archives, other NPZ archives (``--keys output=torques``) or CSV files
-(``--columns time=t --columns positions=q1,q2,q3 --columns output=i1,i2,i3``), with units
-(``--units positions=deg --units output=mA``, or one per column: ``--units positions=deg,deg,mm``).
-Columns named after the robot's joints (actuators with ``--space actuator``) are matched to
-them by name, in any order.
+Recordings are dynid NPZ archives, other NPZ archives (``--keys output=torques``) or text
+tables (``--columns time=t --columns positions=q1,q2,q3 --columns output=i1,i2,i3``; columns by
+index, 0 for the first, in files without a header; ``--rate 1000`` for files without a time
+column), with units (``--units positions=deg --units output=mA``, or one per column:
+``--units positions=deg,deg,mm``). A recording split over files of equal length is one
+argument ``positions=q.csv,output=tau.csv``. Columns named after the robot's joints (actuators
+with ``--space actuator``) are matched to them by name, in any order; columns that are not the
+coordinates are mapped to them by ``--column-map map.yaml``.
+
+Each recording file is trimmed as ``--trim FILE=START[:END]`` says (samples, or seconds ending
+in ``s``; ``--trim START[:END]`` for every file), the training files and the validation files
+alike; both commands print what they did to each file. ``identify --skip N`` stays a processing
+setting of the training recordings: ``validate`` does not apply it to its files. Irregular time
+stamps are refused, or made uniform as ``--timestamps`` says.
 
 Numeric options are checked as they are parsed, and the files a command writes (``-o``,
 ``--plot``) before it computes.
@@ -54,14 +63,40 @@ def _units(values: list[str] | None) -> dict[str, str | list[str]]:
 
 
 def _recording_options(parser: argparse.ArgumentParser) -> None:
-    g = parser.add_argument_group("recordings")
+    g = parser.add_argument_group(
+        "recordings", "A recording is a file (.npz, .csv, .txt...) or files of equal length "
+                      "given as one argument SIGNAL=FILE,SIGNAL=FILE (positions=q.csv,"
+                      "output=tau.csv).")
     g.add_argument("--keys", action="append", metavar="SIGNAL=ARRAY",
                    help="NPZ array holding a signal (time, positions, velocities, "
                         "accelerations, output)")
     g.add_argument("--columns", action="append", metavar="SIGNAL=COL[,COL...]",
-                   help="CSV columns of a signal (time=t, positions=q1,q2,...)")
+                   help="table columns of a signal: header names or indices, 0 for the first "
+                        "(time=t, positions=q1,q2 or positions=1,2); flat:N for N values per "
+                        "sample flattened over the whole file (flat:N:COL in one column); a "
+                        "signal in its own file and not listed takes all its columns")
     g.add_argument("--delimiter", default=",", type=_delimiter,
-                   help="field separator of CSV files (default ','; 'tab' for tabs)")
+                   help="field separator of text tables (default ','; 'tab' for tabs, "
+                        "'space' for spaces and tabs)")
+    g.add_argument("--header", choices=("auto", "yes", "no"), default="auto",
+                   help="whether the first row of a table is a header (default: auto, when one "
+                        "of its fields is not a number)")
+    g.add_argument("--rate", type=number(1e-3, 1e6), default=None, metavar="HZ",
+                   help="sample rate of files without a time column, Hz")
+    g.add_argument("--trim", action="append", metavar="[FILE=]START[:END]",
+                   help="samples dropped at the start and the end of a recording file: a "
+                        "whole number of samples, or seconds ending in s (run1.csv=500, "
+                        "run1.csv=500:20, val.npz=2.5s:1s); without FILE=, every file. "
+                        "Repeat it per file")
+    g.add_argument("--timestamps", choices=("check", "strict", "resample", "uniform", "keep"),
+                   default="check",
+                   help="irregular time stamps: check (refuse duplicates and gaps, warn of "
+                        "jitter), strict (refuse any), resample (cubic spline onto a uniform "
+                        "grid), uniform (stamps replaced by their least-squares line), keep")
+    g.add_argument("--column-map", default=None, metavar="FILE",
+                   help="YAML file of a linear map from the coordinates to the columns "
+                        "(matrix, joint_offset, offset): columns that are sums of joints or "
+                        "motor-side coordinates")
     g.add_argument("--units", action="append", metavar="SIGNAL=UNIT",
                    help="unit of a signal (deg, mm, ms, mA, inc, ...)")
     g.add_argument("--space", choices=("basis", "actuator"), default=None,
@@ -73,7 +108,9 @@ def _recording_options(parser: argparse.ArgumentParser) -> None:
     # "none" can stand for None.
     hz = number(0.01, 1e6)
     g.add_argument("--skip", type=whole(0, 10**9), default=argparse.SUPPRESS,
-                   help="samples dropped at the start")
+                   help="samples dropped at the start of every recording, kept in the result "
+                        "as a processing setting (validate does not apply it; use --trim "
+                        "per file)")
     g.add_argument("--cutoff", type=word_or(hz, auto="auto", none=None),
                    default=argparse.SUPPRESS, metavar="HZ|auto|none",
                    help="Butterworth low-pass of the positions, Hz")
@@ -92,30 +129,109 @@ def _recording_options(parser: argparse.ArgumentParser) -> None:
                    help="frequency-domain low-pass of the averaged period, Hz")
 
 
-def _delimiter(text: str) -> str:
-    """``--delimiter``: one character; ``tab`` or ``\\t`` for a tab."""
+def _delimiter(text: str) -> str | None:
+    """``--delimiter``: one character; ``tab`` or ``\\t`` for a tab, ``space`` for spaces and
+    tabs."""
+    if text in ("space", "spaces", "whitespace"):
+        return None
     return "\t" if text in ("tab", "\\t") else text
 
 
-def _read(path: str, args: argparse.Namespace, robot):
+def _column(text: str):
+    """A column of ``--columns``: an index (digits) or a header name."""
+    return int(text) if text.isdigit() else text
+
+
+def _columns(args: argparse.Namespace) -> dict:
+    """``--columns`` as reader arguments: lists of columns, or ``flat:N[:COL]``."""
+    from .tables import Flat
+
+    out = {}
+    for key, value in _pairs(args.columns, "--columns").items():
+        if value.startswith("flat:"):
+            parts = value.split(":")
+            if len(parts) not in (2, 3) or not parts[1].isdigit() or key == "time":
+                raise DataError(f"--columns {key}={excerpt(value)}: expected flat:N or "
+                                "flat:N:COL (N values per sample), e.g. positions=flat:7")
+            out[key] = Flat(int(parts[1]), _column(parts[2]) if len(parts) == 3 else None)
+        elif key == "time":
+            if "," in value:
+                raise DataError(f"--columns time={excerpt(value)}: expected one column")
+            out[key] = _column(value)
+        else:
+            out[key] = [_column(c.strip()) for c in value.split(",")]
+    return out
+
+
+def _sources(path: str) -> str | dict[str, str]:
+    """A recording argument: a file, or SIGNAL=FILE,SIGNAL=FILE for one split over files."""
+    if "=" not in path or Path(path).exists():
+        return path
+    files = {}
+    for item in path.split(","):
+        key, sep, value = item.partition("=")
+        if not sep or key.strip() not in _SIGNALS or not value.strip() or "=" in value:
+            raise DataError(f"recording {excerpt(path)}: expected a file, or SIGNAL=FILE pairs "
+                            f"separated by commas (signals: {', '.join(_SIGNALS)}), e.g. "
+                            "positions=q.csv,output=tau.csv")
+        files[key.strip()] = value.strip()
+    return files
+
+
+def _trims(values: list[str] | None, recordings: list[str]) -> dict[str, object]:
+    """``--trim`` values: recording argument → trim; unknown files are refused."""
+    from .trims import Trim
+
+    out: dict[str, object] = {}
+    for item in values or []:
+        target, sep, text = item.rpartition("=")
+        names = [r for r in recordings if sep and target in (r, Path(r).name)] if sep else \
+            list(recordings)
+        if sep and not names:
+            raise DataError(f"--trim {excerpt(item)}: {excerpt(target)} is none of the "
+                            f"recordings ({', '.join(recordings)}); give FILE=START[:END] with "
+                            "a recording as listed, or START[:END] for every one")
+        trim = Trim.parse(text)
+        for name in names:
+            if name in out and sep:
+                raise DataError(f"--trim: {name} trimmed twice")
+            out[name] = trim
+    return out
+
+
+def _read(path: str, args: argparse.Namespace, robot, trim=None):
+    from .columns import load_column_map
     from .readers import read_csv, read_npz
 
     units = _units(args.units)
-    if Path(path).suffix.lower() == ".csv":
-        cols = _pairs(args.columns, "--columns")
-        missing = {"time", "positions", "output"} - set(cols)
-        if missing:
-            raise DataError(f"{path}: CSV recordings need --columns for {sorted(missing)}")
-        split = {k: [c.strip() for c in v.split(",")] for k, v in cols.items()}
-        if "," in cols["time"]:
-            raise DataError(f"--columns time={excerpt(cols['time'])}: expected one column")
-        return read_csv(path, time=cols["time"], positions=split["positions"],
-                        output=split["output"], velocities=split.get("velocities"),
-                        accelerations=split.get("accelerations"), units=units,
-                        space=args.space or "basis", output_kind=args.output_kind, robot=robot,
-                        delimiter=args.delimiter)
-    return read_npz(path, keys=_pairs(args.keys, "--keys"), units=units or None,
-                    space=args.space, output_kind=args.output_kind, robot=robot)
+    options = {"rate": args.rate, "timestamps": args.timestamps, "robot": robot,
+               "output_kind": args.output_kind,
+               "column_map": load_column_map(args.column_map) if args.column_map else None}
+    source = _sources(path)
+    if isinstance(source, str) and Path(source).suffix.lower() == ".npz":
+        return read_npz(source, keys=_pairs(args.keys, "--keys"), units=units or None,
+                        space=args.space, trim=trim, **options)
+    cols = _columns(args)
+    if isinstance(source, str):
+        missing = {"positions", "output"} - set(cols)
+        if missing or ("time" not in cols and args.rate is None):
+            need = sorted(missing | ({"time"} if "time" not in cols and args.rate is None
+                                     else set()))
+            raise DataError(f"{path}: CSV recordings need --columns for {need} (or --rate for "
+                            "a file without a time column), e.g. --columns time=t --columns "
+                            "positions=q1,q2 --columns output=tau1,tau2")
+    header = {"auto": None, "yes": True, "no": False}[args.header]
+    if isinstance(source, dict) and trim is not None:
+        trim = dict.fromkeys(source, trim)
+    return read_csv(source, **cols, units=units, space=args.space or "basis", header=header,
+                    delimiter=args.delimiter, trim=trim, **options)
+
+
+def _report_read(path: str, recording) -> None:
+    """What was done to a recording as it was read, one line."""
+    done = [h for h in recording.history if not h.startswith("read ")]
+    print(f"recording    {path}: {recording.n_samples} samples at {recording.rate:.6g} Hz"
+          + (f"; {'; '.join(done)}" if done else "; used as recorded"))
 
 
 def _processing(args: argparse.Namespace, base=None):
@@ -153,7 +269,8 @@ def _identify(args: argparse.Namespace) -> None:
     robot = load_robot(args.robot)
     processing = _processing(args)
     estimator = _estimator(args)
-    recordings = [_read(p, args, robot) for p in args.recordings]
+    trims = _trims(args.trim, args.recordings)
+    recordings = [_read(p, args, robot, trims.get(p)) for p in args.recordings]
     data = IdentificationData(robot, recordings, processing=processing)
     est = estimator.fit(data)
     source = str(Path(args.robot).resolve()) if robot_file else args.robot
@@ -161,6 +278,8 @@ def _identify(args: argparse.Namespace) -> None:
     with replacing(args.output) as tmp:
         result.save(tmp)
     print(f"robot        {robot!r}")
+    for path, rec in zip(args.recordings, recordings, strict=True):
+        _report_read(path, rec)
     print(f"data         {result.n_samples} samples from {len(recordings)} recording(s)")
     print(f"method       {result.method}; {data.base.rank} base parameters; covariance "
           f"{result.covariance_method}")
@@ -193,10 +312,14 @@ def _validate(args: argparse.Namespace) -> None:
     robot = load_robot(source)
     if robot.output != result.output:
         robot = robot.with_output(result.output)
-    processing = _processing(args, result.processing)
+    # The training trims are not the validation files': each file is trimmed as --trim says.
+    processing = _processing(args, replace(result.processing, skip=0))
+    trims = _trims(args.trim, args.recordings)
     for path, target in zip(args.recordings, plots, strict=True):
-        val = validate(robot, result, _read(path, args, robot), processing=processing)
+        recording = _read(path, args, robot, trims.get(path))
+        val = validate(robot, result, recording, processing=processing)
         print(f"{path}:")
+        _report_read(path, recording)
         print(val.summary())
         if target is not None:
             with replacing(target) as tmp:

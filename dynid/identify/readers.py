@@ -1,9 +1,21 @@
-"""Reading and writing recordings: CSV with a column mapping and units, NPZ archives.
+"""Reading and writing recordings: text tables (CSV or whitespace-separated), NPZ archives.
+
+:func:`read_csv` reads a table with or without a header, its columns named or given by index
+(0 for the first), its time from a column or from the sample rate, and one recording from
+several files of equal length (the positions in one file, the torques in another). A signal
+stored flattened row-major is read with :class:`~dynid.identify.tables.Flat`.
+
+Both readers trim each file (:class:`~dynid.identify.trims.Trim`), check the time stamps and
+make them uniform when asked (``timestamps=``, :mod:`dynid.identify.timestamps`), map columns
+that are not the coordinates to them (:class:`~dynid.identify.columns.ColumnMap`), match
+columns named after a robot's joints to them, take the robot's units by default and check
+every column's unit against the coordinate it holds (a prismatic joint is a length with a
+force). What was done is in :attr:`Recording.history <dynid.identify.recording.Recording>`.
 
 dynid's own NPZ files hold the arrays ``time``, ``positions``, ``output`` (and ``velocities``,
 ``accelerations`` when present) in SI units plus a ``meta`` entry (JSON text: space, output
-kind, names, units, limits), so :func:`read_npz` reads them back without options. Archives
-written by other tools are read with a ``keys`` mapping and ``units``.
+kind, names, units, limits, history), so :func:`read_npz` reads them back without options.
+Archives written by other tools are read with a ``keys`` mapping and ``units``.
 
 Positions in encoder increments (unit ``inc``, velocities ``inc/s``, accelerations ``inc/s²``)
 are converted with the robot's encoder resolution (``robot=``); they are actuator coordinates.
@@ -11,48 +23,31 @@ are converted with the robot's encoder resolution (``robot=``); they are actuato
 
 from __future__ import annotations
 
-import csv
 import difflib
 import json
-import warnings
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 
 from .._files import excerpt
 from ..errors import DataError
-from ._matching import column_order
+from ._assemble import assemble, check_rate, user_units
 from ._npz import npz_arrays
+from .columns import ColumnMap
 from .recording import Recording
+from .tables import Flat, Table, check_delimiter, open_table
+from .timestamps import TIMESTAMPS
+from .trims import Trim, trim_of
 
 __all__ = ["read_csv", "read_npz", "save_npz"]
 
 _SIGNALS = ("time", "positions", "velocities", "accelerations", "output")
-_INCREMENTS = {"positions": "inc", "velocities": "inc/s", "accelerations": "inc/s²"}
-
-
-@contextmanager
-def _in_file(path: Path) -> Iterator[None]:
-    """Prefix the messages of the errors raised in the block with the file's name."""
-    try:
-        yield
-    except DataError as exc:
-        text = str(exc)
-        if text.startswith(path.name):
-            raise
-        raise DataError(f"{path.name}: {text}") from None
-
-
-def _units(units: object) -> dict:
-    if units is not None and not isinstance(units, Mapping):
-        raise DataError(f"units: expected a mapping signal → unit, e.g. {{'positions': "
-                        f"'deg'}}, found {excerpt(units)}")
-    return dict(units or {})
 
 
 def _check_file(path: str | Path) -> Path:
+    if not isinstance(path, str | Path):
+        raise DataError(f"recording file: expected a path, found {excerpt(path)}")
     path = Path(path)
     if not path.exists():
         raise DataError(f"recording file {excerpt(str(path), 200)} does not exist")
@@ -62,225 +57,248 @@ def _check_file(path: str | Path) -> Path:
     return path
 
 
-def _in_robot_order(arrays: dict, units: dict, names, limits, covariance, robot, space: str):
-    """Columns matched to the robot by name (see :func:`~dynid.identify.recording.
-    column_order`), before any unit conversion: arrays, per-column units, names, output
-    limits and covariance in the robot's order."""
-    if robot is None or names is None:
-        return arrays, units, names, limits, covariance
-    order = column_order(names, robot, space)
-    n = len(names)
-    if order is None or list(order) == list(range(n)):
-        return arrays, units, names, limits, covariance
-    idx = list(order)
-
-    def pick(x):
-        return x[:, idx] if isinstance(x, np.ndarray) and x.ndim == 2 and x.shape[1] == n \
-            else x
-
-    arrays = {k: v if k == "time" else pick(v) for k, v in arrays.items()}
-    units = {k: [u[j] for j in idx] if not isinstance(u, str) and isinstance(u, Sequence)
-             and len(u) == n else u for k, u in units.items()}
-    if limits is not None and len(limits) == n:
-        limits = [limits[j] for j in idx]
-    if covariance is not None and len(covariance) == n and \
-            all(isinstance(r, list) and len(r) == n for r in covariance):
-        covariance = [[covariance[i][j] for j in idx] for i in idx]
-    return arrays, units, tuple(names[j] for j in idx), limits, covariance
-
-
-def _missing(name: str, available: Sequence[str], where: str, hint: str = "") -> DataError:
+def _missing(name: str, available: Sequence[str], where: str) -> DataError:
     close = difflib.get_close_matches(name, available, n=3)
-    if close and not hint:
-        hint = f"; did you mean {', '.join(repr(c) for c in close)}?"
+    hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
     listed = excerpt([a if len(a) <= 30 else a[:29] + "…" for a in list(available)[:20]], 300)
     return DataError(f"{where}: no column {excerpt(name)}{hint} (available: {listed})")
 
 
-def _delimiter_hint(header: list[str], delimiter: str) -> str:
-    """A hint when the header is one field that another delimiter would split."""
-    if len(header) != 1:
-        return ""
-    for other in (";", "\t", "|", ",", " "):
-        if other != delimiter and other in header[0].strip():
-            return (f"; the header is one field: are the columns separated by "
-                    f"{other!r}? Pass delimiter={other!r} (--delimiter {other!r})")
-    return ""
+def _check_options(timestamps, column_map) -> None:
+    if timestamps not in TIMESTAMPS:
+        raise DataError(f"timestamps: expected one of {', '.join(TIMESTAMPS)}, found "
+                        f"{excerpt(timestamps)}; e.g. timestamps='resample'")
+    if column_map is not None and not isinstance(column_map, ColumnMap):
+        raise DataError(f"column_map: expected a ColumnMap, found {excerpt(column_map)}; e.g. "
+                        "column_map=ColumnMap([[1, 0], [1, 1]]) for columns q1 and q1 + q2")
 
 
-def _increments(arrays: dict, units: dict, robot, space: str) -> tuple[dict, dict]:
-    """Convert signals given in encoder increments to rad on the motor side."""
-    inc = {k for k, u in units.items() if k in _INCREMENTS and u in (
-        _INCREMENTS[k], _INCREMENTS[k].replace("²", "^2"), "increments")}
-    if not inc:
-        return arrays, units
-    if robot is None:
-        raise DataError(f"units: {sorted(inc)} in encoder increments need the robot's encoder "
-                        "resolution; pass robot=")
-    if space != "actuator":
-        raise DataError("units: encoder increments are actuator coordinates; pass "
-                        "space='actuator'")
-    arrays, units = dict(arrays), dict(units)
-    for key in inc:
-        arrays[key] = robot.transmission.from_increments(arrays[key],
-                                                         derivative=key != "positions")
-        units[key] = {"positions": "rad", "velocities": "rad/s",
-                      "accelerations": "rad/s²"}[key]
-    return arrays, units
+def _is_column(c: object) -> bool:
+    return isinstance(c, str) or (isinstance(c, int | np.integer) and not isinstance(c, bool)
+                                  and c >= 0)
 
 
-def read_csv(path: str | Path, *, time: str, positions: Sequence[str], output: Sequence[str],
-             velocities: Sequence[str] | None = None,
-             accelerations: Sequence[str] | None = None,
+def _spec(key: str, cols: object):
+    """A signal's columns, checked: ``None``, a :class:`Flat`, or a list of columns."""
+    if key == "time":
+        if cols is not None and not _is_column(cols):
+            raise DataError(f"time: expected a column name or index (0 = first column), found "
+                            f"{excerpt(cols)}; e.g. time='t' or time=0")
+        return cols
+    if cols is None or isinstance(cols, Flat):
+        return cols
+    if isinstance(cols, str) or not isinstance(cols, Sequence) or not cols or not all(
+            _is_column(c) for c in cols):
+        raise DataError(f"{key}: expected a list of column names or indices (0 = first "
+                        f"column), one per coordinate, or Flat(n), found {excerpt(cols)}; "
+                        f"e.g. {key}=['q1', 'q2'] or {key}=[1, 2]")
+    return list(cols)
+
+
+def _files(path, specs: dict) -> dict[str, Path]:
+    """Signal → file."""
+    if isinstance(path, Mapping):
+        unknown = [k for k in path if k not in _SIGNALS]
+        if unknown:
+            raise DataError(f"files: unknown signals {excerpt(unknown)}; expected some of "
+                            f"{', '.join(_SIGNALS)}, e.g. {{'positions': 'q.csv', 'output': "
+                            "'tau.csv'}")
+        for key in ("positions", "output"):
+            if key not in path:
+                raise DataError(f"files: no file for {key}; e.g. read_csv({{'positions': "
+                                "'q.csv', 'output': 'tau.csv'}, rate=1000.0)")
+        orphans = [k for k, v in specs.items() if v is not None and k not in path]
+        if orphans:
+            raise DataError(f"{orphans[0]}: columns given, but no file for {orphans[0]}; add "
+                            f"it to the files, e.g. {{'{orphans[0]}': 'file.csv', ...}}")
+        return {k: _check_file(v) for k, v in path.items()}
+    path = _check_file(path)
+    for key in ("positions", "output"):
+        if specs[key] is None:
+            raise DataError(f"{path.name}: {key}: give its columns, e.g. read_csv("
+                            f"{path.name!r}, time='t', positions=['q1', 'q2'], output=['tau1', "
+                            "'tau2'])")
+    return {k: path for k, v in specs.items() if v is not None}
+
+
+def _trims(trim, signals: dict[str, Path]) -> dict[str, Trim]:
+    """Signal → the trim of its file."""
+    if not isinstance(trim, Mapping):
+        value = trim_of(trim)
+        return dict.fromkeys(signals, value)
+    unknown = [k for k in trim if k not in signals]
+    if unknown:
+        raise DataError(f"trim: {excerpt(unknown[0])} is not a signal read ({', '.join(signals)})"
+                        "; give a trim per signal's file, e.g. trim={'positions': '20:20'}")
+    out = {k: trim_of(v) for k, v in trim.items()}
+    for key, path in signals.items():  # signals from one file share its trim
+        same = [k for k, p in signals.items() if p == path and k in out]
+        if len({str(out[k]) for k in same}) > 1:
+            raise DataError(f"trim: {path.name} holds {', '.join(same)}, trimmed differently "
+                            f"({', '.join(f'{k} {out[k]}' for k in same)}); a file has one trim")
+        if same:
+            out[key] = out[same[0]]
+    return out
+
+
+def _example(table: Table, signal: str) -> str:
+    """An example call that reads ``signal`` from the table's first columns."""
+    cols = list(table.header[:3]) if table.header is not None else \
+        list(range(min(table.width, 3)))
+    cols = cols[0] if signal == "time" else cols
+    return f"read_csv({table.name!r}, {signal}={cols!r}, ...)"
+
+
+def _indices(table: Table, key: str, spec) -> list[int] | None:
+    """The columns a signal takes from its table (``None``: every value of the file)."""
+    if isinstance(spec, Flat):
+        return None if spec.column is None else [
+            table.index(spec.column, key, _example(table, key))]
+    if spec is None:
+        if key == "time" and table.width != 1:
+            raise DataError(f"{table.name} (time): {table.width} columns; say which is the "
+                            "time, e.g. time='t' or time=0")
+        return list(range(table.width))
+    return [table.index(c, key, _example(table, key)) for c in ([spec] if key == "time"
+                                                               else spec)]
+
+
+def _extract(values: np.ndarray, table: Table, key: str, spec, idx) -> np.ndarray:
+    """A signal's values from its table's (``idx``: its columns; ``None``: ``values`` is
+    every value of the file): time (N,), the others (N, k)."""
+    if isinstance(spec, Flat):
+        where = "the file" if idx is None else f"column {spec.column!r}"
+        flat = values if idx is None else values[:, idx[0]]
+        if flat.size % spec.n:
+            raise DataError(f"{table.name} ({key}): {flat.size} values in {where}, not a "
+                            f"multiple of Flat(n={spec.n}) values per sample; is n the number "
+                            "of coordinates?")
+        return flat.reshape(-1, spec.n)
+    return values[:, idx[0]] if key == "time" else values[:, idx]
+
+
+def read_csv(path: str | Path | Mapping[str, str | Path], *,
+             time: str | int | None = None, positions=None, output=None,
+             velocities=None, accelerations=None, rate: float | None = None,
+             header: bool | None = None, delimiter: str | None = ",",
+             trim=None, timestamps: str = "check", column_map: ColumnMap | None = None,
              units: Mapping[str, str | Sequence[str]] | None = None, space: str = "basis",
              output_kind: str | None = None, names: Sequence[str] | None = None,
-             output_limits: Sequence[float] | None = None, delimiter: str = ",",
-             robot=None) -> Recording:
-    """Read a recording from a CSV file with a header row.
+             output_limits: Sequence[float] | None = None, robot=None) -> Recording:
+    """Read a recording from a text table, or from several of equal length.
 
     Parameters
     ----------
     path
-        The CSV file.
+        The file, or signal → file for a recording split over several files (each signal
+        whose columns are not given takes every column of its file).
     time, positions, output, velocities, accelerations
-        Column names of each signal (one name for time, one per coordinate for the others).
+        Columns of each signal: names from the header or indices (0 for the first column),
+        one per coordinate (one for time), or :class:`~dynid.identify.tables.Flat` for a
+        signal stored flattened row-major.
+    rate
+        Sample rate in Hz, for files without a time column (``t = k / rate``).
+    header
+        Whether the first row is a header (default: when one of its fields is not a number).
+    delimiter
+        Field separator; ``None`` for columns separated by spaces or tabs.
+    trim
+        Samples dropped at each file's start and end: a :class:`~dynid.identify.trims.Trim`,
+        ``"START:END"`` (samples, or seconds ending in ``s``), or signal → trim of its file.
+    timestamps
+        What to do with irregular time stamps: ``"check"``, ``"strict"``, ``"resample"``,
+        ``"uniform"`` or ``"keep"`` (see :mod:`dynid.identify.timestamps`).
+    column_map
+        A :class:`~dynid.identify.columns.ColumnMap` when the columns are not the coordinates
+        (sums of joints, motor-side coordinates): applied as the file is read.
     units
-        Units per signal as in :class:`~dynid.identify.recording.Recording` (``deg``, ``mA``,
-        ``ms``, ``inc``...).
+        Units per signal as in :class:`~dynid.identify.recording.Recording` (``deg``, ``mm``,
+        ``mA``, ``N``, ``ms``, ``inc``...); with a robot, the default is its units (m and N
+        for a prismatic joint).
     space, output_kind, names, output_limits
         As in :class:`~dynid.identify.recording.Recording`; ``names`` default to the position
-        column names.
-    delimiter
-        Field separator.
+        columns' header names.
     robot
         The robot recorded: columns named after its joints (actuators, in actuator space)
-        are put in its order, and unknown or missing names raise (see
-        :meth:`~dynid.identify.recording.Recording.matched`); needed for positions in encoder
-        increments.
+        are put in its order (unknown or missing names raise), each column's unit is checked
+        against its coordinate; needed for positions in encoder increments.
+
+    Examples
+    --------
+    A file with a header::
+
+        rec = read_csv("run.csv", time="t", positions=["q1", "q2"], output=["tau1", "tau2"],
+                       units={"positions": "deg"})
+
+    Whitespace-separated, no header, no time column, 1 kHz, the first 2 s dropped::
+
+        rec = read_csv("log.txt", delimiter=None, rate=1000.0, positions=[0, 1, 2],
+                       output=[3, 4, 5], trim="2s")
+
+    Positions and torques in two files (the Stäubli TX40 data; see ColumnMap)::
+
+        rec = read_csv({"positions": "pos_read_data.csv", "output": "curr_data.csv"},
+                       rate=5000.0, column_map=tx40)
     """
-    path = _check_file(path)
-    if not isinstance(time, str):
-        raise DataError(f"time: expected a column name, found {excerpt(time)}")
-    for key, cols in (("positions", positions), ("output", output), ("velocities", velocities),
-                      ("accelerations", accelerations)):
-        if isinstance(cols, str) or (cols is not None and not all(
-                isinstance(c, str) for c in cols)):
-            raise DataError(f"{key}: expected a list of column names, one per coordinate, "
-                            f"found {excerpt(cols)}")
-    if not isinstance(delimiter, str) or len(delimiter) != 1 or delimiter in '"\r\n':
-        raise DataError(f"delimiter: expected one character (not a quote or a line break), "
-                        f"found {excerpt(delimiter)}")
-    header = _header(path, delimiter)
-    mapping = {"time": [time], "positions": list(positions), "output": list(output)}
-    if velocities is not None:
-        mapping["velocities"] = list(velocities)
-    if accelerations is not None:
-        mapping["accelerations"] = list(accelerations)
-    columns = {}
-    for key, cols in mapping.items():
-        for c in cols:
-            if c not in header:
-                raise _missing(c, header, f"{path.name} ({key})", _delimiter_hint(
-                    header, delimiter))
-            if header.count(c) > 1:
-                where = [i + 1 for i, h in enumerate(header) if h == c]
-                raise DataError(f"{path.name}: column {c!r} ({key}) appears {len(where)} times "
-                                f"in the header (fields {where}); rename the repeated columns")
-        columns[key] = [header.index(c) for c in cols]
-    table = _table(path, header, sorted({i for idx in columns.values() for i in idx}),
-                   delimiter)
-    arrays = {key: table[:, idx[0]] if key == "time" else table[:, idx]
-              for key, idx in columns.items()}
-    units = _units(units)
-    names = names if names is not None else tuple(positions)
-    with _in_file(path):
-        arrays, units, names, output_limits, _ = _in_robot_order(
-            arrays, units, names, output_limits, None, robot, space)
-        arrays, units = _increments(arrays, units, robot, space)
-        return Recording(arrays["time"], arrays["positions"], arrays["output"],
-                         velocities=arrays.get("velocities"),
-                         accelerations=arrays.get("accelerations"), space=space,
-                         output_kind=output_kind, units=units, names=names,
-                         output_limits=output_limits)
+    specs = {key: _spec(key, cols) for key, cols in (
+        ("time", time), ("positions", positions), ("output", output),
+        ("velocities", velocities), ("accelerations", accelerations))}
+    delimiter = check_delimiter(delimiter)
+    if header not in (None, True, False):
+        raise DataError(f"header: expected True, False or None (detect it), found "
+                        f"{excerpt(header)}")
+    rate = check_rate(rate)
+    _check_options(timestamps, column_map)
+    files = _files(path, specs)
+    trims = _trims(trim, files)
+    arrays, labels = {}, {}
+    for p in dict.fromkeys(files.values()):
+        mine = [k for k, f in files.items() if f == p]
+        flat = [k for k in mine if isinstance(specs[k], Flat) and specs[k].column is None]
+        if flat and len(mine) > 1:
+            raise DataError(f"{p.name}: {flat[0]} is read as every value of the file "
+                            f"(Flat({specs[flat[0]].n})), so the file cannot also hold "
+                            f"{', '.join(k for k in mine if k != flat[0])}")
+        table = open_table(p, header=header, delimiter=delimiter)
+        idx = {k: _indices(table, k, specs[k]) for k in mine}
+        values = table.flat() if flat else table.values([i for k in mine for i in idx[k]])
+        for k in mine:
+            arrays[k] = _extract(values, table, k, specs[k], idx[k])
+            if table.header is not None and idx[k] is not None and not isinstance(
+                    specs[k], Flat):
+                labels[k] = [table.header[j] for j in idx[k]]
+    if names is None and column_map is None:
+        names = labels.get("positions")
+    sources = {k: p.name for k, p in files.items()}
+    read = ", ".join(f"{p.name} ({', '.join(k for k in files if files[k] == p)})"
+                     for p in dict.fromkeys(files.values()))
+    return assemble(arrays, sources, trims=trims, rate=rate, timestamps=timestamps,
+                    column_map=column_map, units=units, space=space, output_kind=output_kind,
+                    names=names, output_limits=output_limits, robot=robot,
+                    history=[f"read {read}"])
 
 
-def _header(path: Path, delimiter: str) -> list[str]:
-    """The header row of a CSV file, its fields stripped."""
-    try:
-        with _text(path) as f:
-            header = [h.strip() for h in next(csv.reader(f, delimiter=delimiter), [])]
-    except csv.Error as exc:
-        raise DataError(f"{path.name}: not a readable CSV file ({exc}); is it a text file "
-                        "with a header row?") from None
-    if not header:
-        raise DataError(f"{path.name}: expected a header row and samples, found 0 rows")
-    return header
-
-
-@contextmanager
-def _text(path: Path) -> Iterator:
-    """The file opened as text: UTF-8 (a byte-order mark is skipped), or UTF-16 when it starts
-    with a UTF-16 byte-order mark; bytes that are not text raise naming the file."""
-    try:
-        with path.open(newline="", encoding=_encoding(path)) as f:
-            yield f
-    except UnicodeError as exc:
-        where = f" (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})" if isinstance(
-            exc, UnicodeDecodeError) else ""
-        raise DataError(f"{path.name}: not a UTF-8 text file{where}; a CSV recording is text "
-                        "with a header row. Is it a binary file (read .npz archives with "
-                        "read_npz)?") from None
-
-
-def _encoding(path: Path) -> str:
-    with path.open("rb") as f:
-        start = f.read(2)
-    return "utf-16" if start in (b"\xff\xfe", b"\xfe\xff") else "utf-8-sig"
-
-
-def _table(path: Path, header: list[str], used: list[int], delimiter: str) -> np.ndarray:
-    """The samples of a CSV file after its header (N, len(header)), read at once; a file
-    numpy cannot read (a missing field, text) is parsed row by row, which names the bad cell
-    of a ``used`` column (the others are then NaN)."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)  # no samples: reported below
-            table = np.loadtxt(path, delimiter=delimiter, skiprows=1, ndmin=2, comments=None,
-                               quotechar='"', dtype=float, encoding=_encoding(path))
-        if table.shape[0] and table.shape[1] == len(header):
-            return table
-    except (ValueError, TypeError):  # text or a missing field: found row by row below
-        pass
-    return _parse_rows(path, header, used, delimiter)
-
-
-def _parse_rows(path: Path, header: list[str], used: list[int], delimiter: str
-                ) -> np.ndarray:
-    try:
-        with _text(path) as f:
-            rows = list(csv.reader(f, delimiter=delimiter))[1:]
-    except csv.Error as exc:
-        raise DataError(f"{path.name}: not a readable CSV file ({exc})") from None
-    if not rows:
-        raise DataError(f"{path.name}: expected a header row and samples, found 1 rows")
-    values = np.full((len(rows), len(header)), np.nan)
-    for r, row in enumerate(rows):
-        if len(row) != len(header):
-            raise DataError(f"{path.name}: row {r + 2} has {len(row)} fields, the header "
-                            f"has {len(header)}")
-        for i in used:
-            try:
-                values[r, i] = float(row[i])
-            except ValueError:
-                raise DataError(f"{path.name}: row {r + 2}, column {header[i]!r}: "
-                                f"{excerpt(row[i])} is not a number") from None
-    return values
+def _shaped(arrays: dict, path: Path) -> dict:
+    """Archive arrays as signals: time (N,), the others (N, k) (a vector is one column)."""
+    out = {}
+    for key, x in arrays.items():
+        want = 1 if key == "time" else 2
+        if x.ndim == 1 and key != "time":
+            x = x[:, None]
+        if x.ndim != want or (x.ndim and x.shape[0] == 0):
+            shape = "(N,)" if key == "time" else "(N, n)"
+            raise DataError(f"{path.name}: array for {key} has shape {x.shape}; expected "
+                            f"{shape}")
+        out[key] = x
+    return out
 
 
 def read_npz(path: str | Path, *, keys: Mapping[str, str] | None = None,
              units: Mapping[str, str | Sequence[str]] | None = None, space: str | None = None,
              output_kind: str | None = None, names: Sequence[str] | None = None,
-             output_limits: Sequence[float] | None = None, robot=None) -> Recording:
+             output_limits: Sequence[float] | None = None, rate: float | None = None,
+             trim=None, timestamps: str = "check", column_map: ColumnMap | None = None,
+             robot=None) -> Recording:
     """Read a recording from an NPZ archive.
 
     Parameters
@@ -290,8 +308,18 @@ def read_npz(path: str | Path, *, keys: Mapping[str, str] | None = None,
     keys
         Signal → array name, for archives not written by :func:`save_npz`, e.g.
         ``{"time": "times", "output": "torques"}`` (signals not listed use their own name).
-    units, space, output_kind, names, output_limits, robot
-        As in :func:`read_csv`; dynid's own archives carry them in their ``meta`` entry.
+    rate
+        Sample rate in Hz, for archives without a time array.
+    units, space, output_kind, names, output_limits, trim, timestamps, column_map, robot
+        As in :func:`read_csv`; dynid's own archives carry the first five in their ``meta``
+        entry.
+
+    Examples
+    --------
+    The KUKA LWR4+ measurements of FloBaRoID, stamped with jitter at 200 Hz::
+
+        rec = read_npz("measurements_1.npz", keys={"time": "times", "output": "torques"},
+                       timestamps="uniform", trim=500)
     """
     path = _check_file(path)
     keys = dict(keys or {})
@@ -301,26 +329,27 @@ def read_npz(path: str | Path, *, keys: Mapping[str, str] | None = None,
     wanted = {signal: keys.get(signal, signal) for signal in _SIGNALS}
     if not all(isinstance(k, str) for k in wanted.values()):
         raise DataError(f"keys: expected array names (text), found {excerpt(keys)}")
+    rate = check_rate(rate)
+    _check_options(timestamps, column_map)
     found, meta = npz_arrays(path, wanted)
     arrays = {}
     for signal, key in wanted.items():
-        if key in found:
+        if found.get(key) is not None:
             arrays[signal] = found[key]
-        elif signal in ("time", "positions", "output") or signal in keys:
+        elif signal in ("positions", "output") or signal in keys or (
+                signal == "time" and rate is None):
             raise _missing(key, sorted(found), f"{path.name} ({signal})")
+    arrays = _shaped(arrays, path)
     space = space or meta.get("space", "basis")
-    units = {**meta.get("units", {}), **_units(units)}
+    units = {**meta.get("units", {}), **user_units(units)}
     limits = output_limits if output_limits is not None else meta.get("output_limits")
     names = names if names is not None else meta.get("names")
-    with _in_file(path):
-        arrays, units, names, limits, cov = _in_robot_order(
-            arrays, units, names, limits, meta.get("output_covariance"), robot, space)
-        arrays, units = _increments(arrays, units, robot, space)
-        return Recording(arrays["time"], arrays["positions"], arrays["output"],
-                         velocities=arrays.get("velocities"),
-                         accelerations=arrays.get("accelerations"), space=space,
-                         output_kind=output_kind or meta.get("output_kind"), units=units,
-                         names=names, output_limits=limits, output_covariance=cov)
+    sources = dict.fromkeys(arrays, path.name)
+    return assemble(arrays, sources, trims=dict.fromkeys(arrays, trim_of(trim)), rate=rate,
+                    timestamps=timestamps, column_map=column_map, units=units, space=space,
+                    output_kind=output_kind or meta.get("output_kind"), names=names,
+                    output_limits=limits, covariance=meta.get("output_covariance"),
+                    robot=robot, history=[*meta.get("history", []), f"read {path.name}"])
 
 
 def save_npz(recording: Recording, path: str | Path) -> Path:
@@ -336,6 +365,8 @@ def save_npz(recording: Recording, path: str | Path) -> Path:
         meta["output_limits"] = recording.output_limits.tolist()
     if recording.output_covariance is not None:
         meta["output_covariance"] = recording.output_covariance.tolist()
+    if recording.history:
+        meta["history"] = list(recording.history)
     arrays = {"time": recording.time, "positions": recording.positions,
               "output": recording.output}
     for key in ("velocities", "accelerations"):

@@ -121,6 +121,9 @@ class Recording:
     output_covariance
         Covariance (n, n) of the output noise of each sample, when known (from period
         averaging, see :func:`dynid.identify.processing.average_periods`).
+    history
+        What was done to the samples since they were read (trims, time stamps made uniform,
+        column maps), one line each; the readers fill it in.
     """
 
     time: np.ndarray
@@ -134,6 +137,7 @@ class Recording:
     names: tuple[str, ...] | None = None
     output_limits: np.ndarray | None = None
     output_covariance: np.ndarray | None = None
+    history: tuple[str, ...] = ()
     saturated: np.ndarray = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -148,6 +152,11 @@ class Recording:
                             "positions, velocities, accelerations, output")
         if self.space not in SPACES:
             raise DataError(f"space: expected one of {SPACES}, found {self.space!r}")
+        history = (self.history,) if isinstance(self.history, str) else self.history
+        if not isinstance(history, Sequence) or not all(isinstance(h, str) for h in history):
+            raise DataError(f"history: expected a list of lines (text), found "
+                            f"{excerpt(self.history)}")
+        set_(self, "history", tuple(history))
         t = _array(self.time, "time", (None,))
         t = t * U.convert_factor(units.get("time", "s"), "time", "time")
         N = t.shape[0]
@@ -196,8 +205,10 @@ class Recording:
         if y.shape[1] != n:
             raise DataError(f"output: expected {n} channels, one per coordinate in positions, "
                             f"found {y.shape[1]}")
-        out_units = _per_column(units.get("output", "A" if self.output_kind == "current"
-                                          else "N·m"), n, "output")
+        # By default an effort does work on its coordinate: N·m on an angle, N on a length.
+        default = ["A"] * n if self.output_kind == "current" else [
+            U.EFFORT[U.si_unit(u, "position", "positions")] for u in pos_units]
+        out_units = _per_column(units.get("output", default), n, "output")
         out_fams = {U.family(u, "output", "output") for u in out_units}
         kind = self.output_kind
         if kind is None:
@@ -268,6 +279,32 @@ class Recording:
             raise DataError(f"skip: expected 0 ≤ n_samples ≤ {self.n_samples - MIN_SAMPLES} "
                             f"for {self.n_samples} samples, found {n_samples}")
         return self.select(slice(n_samples, None))
+
+    def trim(self, start: int | str = 0, end: int | str = 0) -> Recording:
+        """The recording without samples at its start and its end.
+
+        ``start`` and ``end`` are whole numbers of samples, or seconds as text (``"2.5s"``,
+        converted at :attr:`rate`); ``start`` may also be a :class:`~dynid.identify.trims.Trim`
+        or its text ``"START:END"``.
+
+        Examples
+        --------
+        >>> rec.trim(500, 20)              # doctest: +SKIP
+        >>> rec.trim("2.5s", "1s")         # doctest: +SKIP
+        """
+        from .trims import Trim, trim_of
+
+        trim = trim_of(start) if isinstance(start, Trim) or (isinstance(start, str) and ":"
+                                                              in start) else Trim(start, end)
+        first, last = trim.samples(self.rate)
+        if first + last > self.n_samples - MIN_SAMPLES:
+            raise DataError(f"trim {trim}: drops {first} + {last} of {self.n_samples} samples, "
+                            f"leaving fewer than {MIN_SAMPLES}; trim less")
+        if not trim:
+            return self
+        out = self.select(slice(first, self.n_samples - last))
+        return out.with_signals(history=(*self.history, f"trimmed {first} samples at the "
+                                         f"start and {last} at the end ({trim})"))
 
     def reordered(self, order: Sequence[int]) -> Recording:
         """A copy with its columns in another order: column ``j`` of the copy (coordinate,

@@ -1,6 +1,7 @@
 """What the robot is: description, parameters, mechanism maps, regressor and base parameters."""
 
 from .base import BaseParameters, base_parameters, random_states
+from .bodies import Body
 from .closures import Closure, IdentityClosure, LinearClosure, NonlinearClosure
 from .cuts import Cut
 from .dh import DHJoint, LinkInertia, build_tree
@@ -20,6 +21,7 @@ __all__ = [
     "LINK_KINDS",
     "OUTPUTS",
     "BaseParameters",
+    "Body",
     "CableTorque",
     "Closure",
     "CoordinateTerm",

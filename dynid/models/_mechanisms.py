@@ -1,4 +1,5 @@
-"""Robot-file sections for mechanisms: extra frames, closures, lever drives, coupling, springs.
+"""Robot-file sections for mechanisms: extra frames, closures, lever drives, coupling, springs,
+attached bodies.
 
 Read by :mod:`dynid.models.robotfile` (see its docstring for the whole format)::
 
@@ -23,6 +24,10 @@ Read by :mod:`dynid.models.robotfile` (see its docstring for the whole format)::
          rest_length: 0.0613, stiffness: 100}
     cables:
       - {name: q4_cable, joint: q4, coefficients: [0.01, -0.002, 0.0003]}
+    bodies:                             # rigid bodies fixed to a link, without a joint
+      - {name: counterweight, parent: link2, xyz: [-0.15, 0, 0], rpy: [0, 0, 0],
+         mass: 3.0, com: [0, 0, 0.01], inertia: [0.002, 0, 0, 0.002, 0, 0.003]}
+      - {name: payload, parent: link6, xyz: [0, 0, 0.1], mass: 0.5, known: true}
 
 Each cut closes a loop of the tree (the joints between its two frames), which must hold a
 dependent joint (a row, or a passive joint); the rows are checked against the cuts at positions
@@ -31,6 +36,13 @@ the loops they close, or ``cuts: []`` to say that they close none, so that a row
 never left unchecked by omission. A URDF's ``<mimic>`` joints are rows of their own (joint =
 multiplier · leader + offset), added to the ``linear`` rows, or making the whole closure when
 there is no ``closure`` section; they are not basis coordinates and cannot be given rows here.
+
+A body's ``xyz`` (m) and ``rpy`` (rad) place its frame in its parent link's frame (the link's
+DH frame, or the URDF link's frame; default: the link frame itself); ``mass`` (kg, required),
+``com`` (m) and ``inertia`` (``[ixx, ixy, ixz, iyy, iyz, izz]``, kg·m², about the centre of
+mass) are in the body's frame and checked like a link's. An identified body (the default) gets
+ten link parameters of its own, with these values as priors; a known body (``known: true``)
+adds its fixed generalized force to the prediction (:mod:`dynid.models.bodies`).
 
 and, per joint, ``actuator.lever`` (a :class:`~dynid.models.levers.LeverScrew`) and
 ``actuator.screw`` (its translating mass and friction, :func:`~dynid.models.levers.screw_dynamics`).
@@ -44,8 +56,10 @@ import numpy as np
 import pinocchio as pin
 
 from . import _schema as S
+from .bodies import Body
 from .closures import Closure, LinearClosure
 from .cuts import CUT_KINDS, Cut, add_frame, loop_joints
+from .dh import LinkInertia
 from .levers import LeverScrew, screw_dynamics
 from .loops import LoopClosure
 from .springs import CableTorque, LinearSpring, TorsionalSpring
@@ -60,6 +74,7 @@ _LEVER = ("l1", "l2", "beta", "pitch", "length_at_zero")
 _SCREW = ("mass", "viscous", "coulomb")
 _SPRING = ("name", "joint", "type", "stiffness", "rest", "a", "b", "gamma", "rest_length")
 _CABLE = ("name", "joint", "coefficients")
+_BODY = ("name", "parent", "xyz", "rpy", "mass", "com", "inertia", "known")
 
 
 def add_frames(value: object, tree: Tree) -> None:
@@ -338,3 +353,32 @@ def springs_and_cables(top: dict, basis: Sequence[str], tree: Tree) -> list[Term
                                           gamma=num["gamma"], rest_length=num["rest_length"],
                                           stiffness=num.get("stiffness", 0.0)))
     return terms
+
+
+def bodies(value: object) -> tuple[Body, ...]:
+    """The ``bodies`` section: rigid bodies fixed to links (their names and parents are checked
+    against the tree by the robot, under the same key paths)."""
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise S.fail("bodies", "expected a list of {name, parent, xyz, rpy, mass, com, inertia}"
+                               f", found {S.excerpt(value)}")
+    out = []
+    for i, entry in enumerate(value):
+        path = f"bodies[{i}]"
+        e = S.mapping(entry, path, _BODY, required=("name", "parent", "mass"))
+        known = e.get("known", False)
+        if not isinstance(known, bool):
+            raise S.fail(f"{path}.known", f"expected true or false, found {S.excerpt(known)}")
+        mass = S.number(e["mass"], f"{path}.mass", nonnegative=True)
+        com = S.numbers(e.get("com", [0, 0, 0]), f"{path}.com", 3)
+        inertia = S.numbers(e.get("inertia", [0] * 6), f"{path}.inertia", 6)
+        try:
+            values = LinkInertia(mass, tuple(com), tuple(inertia))
+        except S.ModelError as exc:  # the message starts with the field's name
+            raise S.ModelError(f"{path}.{exc}") from None
+        out.append(Body(S.text(e["name"], f"{path}.name"), S.text(e["parent"], f"{path}.parent"),
+                        values, xyz=tuple(S.numbers(e.get("xyz", [0, 0, 0]), f"{path}.xyz", 3)),
+                        rpy=tuple(S.numbers(e.get("rpy", [0, 0, 0]), f"{path}.rpy", 3)),
+                        known=known))
+    return tuple(out)

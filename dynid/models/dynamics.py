@@ -2,13 +2,14 @@
 
 For every mechanism dynid describes, the model output is affine in the basis accelerations::
 
-    y = Y(q, v, a) θ = M(q) a + h(q, v)
+    y = Y(q, v, a) θ + y_known(q, v, a) = M(q) a + h(q, v)
 
 (rigid bodies, rotor inertia ``J_m (g′ a + g″ v²)``, closures ``a_t = G a + Ġ v``: all affine in
 ``a``; friction and springs do not depend on ``a``). So the output-space mass matrix and bias come
-from the regressor itself, whatever the closure, transmission or output kind::
+from the regressor's prediction itself (known bodies included), whatever the closure,
+transmission or output kind::
 
-    M(q)[:, i] = Y(q, 0, e_i) θ − Y(q, 0, 0) θ,     h(q, v) = Y(q, v, 0) θ
+    M(q)[:, i] = y(q, 0, e_i) − y(q, 0, 0),     h(q, v) = y(q, v, 0)
 
 For joint-torque output ``M`` is the symmetric generalized mass matrix (reflected rotor inertia
 included); for motor torque or current it is ``diag(1/k_T) K⁻ᵀ M``, invertible but not
@@ -73,8 +74,9 @@ class Dynamics:
         as_[:, :n] = eye
         # The states are valid (q and v were checked): no second check of the larger batch.
         y = np.empty((N * (n + 2), n))
-        for sl, Y in self.regressor._chunks(qs, vs.reshape(-1, n), as_.reshape(-1, n)):
-            y[sl] = Y @ self.theta
+        for sl, out in self.regressor._outputs(qs, vs.reshape(-1, n), as_.reshape(-1, n),
+                                               self.theta):
+            y[sl] = out
         y = y.reshape(N, n + 2, n)
         M = np.swapaxes(y[:, :n] - y[:, n:n + 1], 1, 2)
         return M, y[:, n + 1]

@@ -6,10 +6,16 @@ for joint torque, actuator for motor torque or current), one column per paramete
 
 * Pinocchio's joint-torque regressor of the links on the tree, ``Y_t(q_t, v_t, a_t)``,
   projected to the basis coordinates by the closure (``Gᵀ Y_t``);
+* the columns of the bodies attached to links, the link's columns times the map ``T`` of the
+  body's fixed pose (:mod:`dynid.models.bodies`);
 * the extra terms, each in its own space (tree, basis or actuator), projected likewise;
 * the transmission: actuator-space rows are ``K⁻ᵀ`` times basis-space rows, and actuator
   terms reach the joints as ``Kᵀ`` times their rows;
 * the output gain: current rows are motor-torque rows divided by ``k_T``.
+
+Known bodies (fixed values, not identified) make the model affine in the parameters,
+``y = Y θ + y_known``: :meth:`Regressor.affine` gives both parts, :meth:`Regressor.predict`
+their sum. ``y_known`` goes through the same closure, transmission and gain as the columns.
 
 Evaluation runs in chunks of samples (``chunk_size``) so that memory stays bounded; the one
 per-sample loop is the call into Pinocchio.
@@ -44,7 +50,9 @@ class Regressor:
     --------
     >>> reg = Regressor(robot)
     >>> Y = reg(q, v, a)              # (N, n, p)
-    >>> y = Y @ robot.prior           # predicted output, (N, n)
+    >>> y = Y @ robot.prior           # predicted output (N, n), when no body is known
+    >>> Y, y_known = reg.affine(q, v, a)
+    >>> y = Y @ robot.prior + y_known # the same as reg.predict(q, v, a, robot.prior)
     """
 
     def __init__(self, robot: Robot, *, chunk_size: int = 512):
@@ -52,6 +60,14 @@ class Regressor:
         self.chunk_size = int(chunk_size)
         self._data = robot.tree.model.createData()
         self.n_links = 10 * robot.tree.n
+        att = robot.attachments
+        #: Link and identified-body columns: the columns of the rigid bodies.
+        self.n_rigid = self.n_links + 10 * len(att.identified)
+        # (first column, first column of the carrying joint's link, T) per identified body.
+        self._bodies = [(self.n_links + 10 * k, 10 * att.joints[i], att.maps[i])
+                        for k, i in enumerate(att.identified)]
+        # Joint-frame parameters of the known bodies, per carrying joint's first column.
+        self._known = [(10 * j, values) for j, values in att.known_values().items()]
         self._spaces = {space: _SpaceTerms(robot, space, local=space == "tree"
                                            and not robot.closure.is_identity)
                         for space in SPACES}
@@ -75,22 +91,59 @@ class Regressor:
         q, v, a = _validate.states(q, v, a, self.robot.n)
         yield from self._chunks(q, v, a)
 
+    def affine(self, q: np.ndarray, v: np.ndarray, a: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray]:
+        """Regressor ``Y`` (N, n, p) and output of the known bodies ``y_known`` (N, n): the
+        model output is ``Y θ + y_known``. ``y_known`` is zero without known bodies.
+
+        Examples
+        --------
+        >>> Y, y_known = Regressor(robot).affine(q, v, a)
+        >>> y_measured - y_known            # the part the parameters explain, Y θ
+        """
+        q, v, a = _validate.states(q, v, a, self.robot.n)
+        if not self._known:
+            return self._evaluate(q, v, a), np.zeros((q.shape[0], self.robot.n))
+        Y = self._evaluate(q, v, a, known=True)
+        return Y[:, :, :-1], Y[:, :, -1]
+
+    def known_output(self, q: np.ndarray, v: np.ndarray, a: np.ndarray) -> np.ndarray:
+        """Output of the known bodies (N, n) at basis states (N, n), chunk by chunk: what the
+        model predicts beyond ``Y θ``."""
+        q, v, a = _validate.states(q, v, a, self.robot.n)
+        out = np.zeros((q.shape[0], self.robot.n))
+        if self._known:
+            for sl, Y in self._chunks(q, v, a, known=True):
+                out[sl] = Y[:, :, -1]
+        return out
+
     def predict(self, q: np.ndarray, v: np.ndarray, a: np.ndarray,
                 theta: np.ndarray) -> np.ndarray:
-        """Model output ``Y θ`` (N, n), evaluated chunk by chunk."""
+        """Model output ``Y θ + y_known`` (N, n), evaluated chunk by chunk."""
         theta = _validate.vector(theta, "theta", len(self.robot.parameters))
         q, v, a = _validate.states(q, v, a, self.robot.n)
         out = np.empty((q.shape[0], self.robot.n))
-        for sl, Y in self._chunks(q, v, a):
-            out[sl] = Y @ theta
+        for sl, y in self._outputs(q, v, a, theta):
+            out[sl] = y
         return out
 
-    def _chunks(self, q: np.ndarray, v: np.ndarray, a: np.ndarray
+    def _outputs(self, q: np.ndarray, v: np.ndarray, a: np.ndarray, theta: np.ndarray
+                 ) -> Iterator[tuple[slice, np.ndarray]]:
+        """Model outputs ``Y θ + y_known`` chunk by chunk, for states already validated."""
+        if not self._known:
+            for sl, Y in self._chunks(q, v, a):
+                yield sl, Y @ theta
+            return
+        for sl, Y in self._chunks(q, v, a, known=True):
+            yield sl, Y[:, :, :-1] @ theta + Y[:, :, -1]
+
+    def _chunks(self, q: np.ndarray, v: np.ndarray, a: np.ndarray, *, known: bool = False
                 ) -> Iterator[tuple[slice, np.ndarray]]:
-        """:meth:`chunks` of states already validated."""
+        """:meth:`chunks` of states already validated (with the known output as a last
+        column when ``known``)."""
         for start in range(0, q.shape[0], self.chunk_size):
             sl = slice(start, min(start + self.chunk_size, q.shape[0]))
-            yield sl, self._evaluate(q[sl], v[sl], a[sl])
+            yield sl, self._evaluate(q[sl], v[sl], a[sl], known=known)
 
     # Assembly ------------------------------------------------------------------------------
     def _links(self, q_t: np.ndarray, v_t: np.ndarray, a_t: np.ndarray,
@@ -104,21 +157,43 @@ class Regressor:
         target = out[:, 0, :] if out.shape[1] == 1 else out
         target[:] = [f(model, data, qk, vk, ak) for qk, vk, ak in zip(pq, v_t, a_t, strict=True)]
 
-    def _evaluate(self, q: np.ndarray, v: np.ndarray, a: np.ndarray) -> np.ndarray:
+    def _attached(self, rigid: np.ndarray, known: bool) -> np.ndarray | None:
+        """Fill the identified bodies' columns of ``rigid`` (N, rows, ≥ n_rigid) from its link
+        columns; return the known bodies' output (N, rows) when ``known``."""
+        for col, link, T in self._bodies:
+            rigid[:, :, col:col + 10] = rigid[:, :, link:link + 10] @ T
+        if not known:
+            return None
+        out = np.zeros(rigid.shape[:2])
+        for link, values in self._known:
+            out += rigid[:, :, link:link + 10] @ values
+        return out
+
+    def _evaluate(self, q: np.ndarray, v: np.ndarray, a: np.ndarray, *,
+                  known: bool = False) -> np.ndarray:
+        """Regressor (N, n, p) at validated states; with ``known`` (and known bodies), one more
+        column: the known bodies' output, which goes through every map like the others."""
         robot, spaces = self.robot, self._spaces
+        known = known and bool(self._known)
         N, n, p = q.shape[0], robot.n, len(robot.parameters)
-        Y = np.empty((N, n, p))
+        Y = np.empty((N, n, p + known))
         Y[:, :, self.n_links:] = 0.0
         q_t, v_t, a_t, G = robot.closure.tree_state(q, v, a)
         tree = spaces["tree"]
         if G is None:
             self._links(q_t, v_t, a_t, Y[:, :, :self.n_links])
+            y_known = self._attached(Y, known)
+            if known:
+                Y[:, :, p] = y_known
             tree.add(Y, q_t, v_t, a_t)
         else:
             # Tree rows only for the columns that live on the tree, then Gᵀ onto the basis.
-            links = np.empty((N, robot.tree.n, self.n_links))
-            self._links(q_t, v_t, a_t, links)
-            Y[:, :, :self.n_links] = robot.closure.project(links, G)
+            links = np.empty((N, robot.tree.n, self.n_rigid))
+            self._links(q_t, v_t, a_t, links[:, :, :self.n_links])
+            y_known = self._attached(links, known)
+            Y[:, :, :self.n_rigid] = robot.closure.project(links, G)
+            if known:
+                Y[:, :, p] = robot.closure.project(y_known[:, :, None], G)[:, :, 0]
             if len(tree.columns):
                 rows = np.zeros((N, robot.tree.n, len(tree.columns)))
                 tree.add(rows, q_t, v_t, a_t)

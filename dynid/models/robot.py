@@ -1,4 +1,5 @@
-"""The robot description: tree, closure, transmission, extra terms and what the model outputs.
+"""The robot description: tree, attached bodies, closure, transmission, extra terms and what the
+model outputs.
 
 A :class:`Robot` is immutable. It says what the robot *is*; computations on it
 (:class:`~dynid.models.regressor.Regressor`, :func:`~dynid.models.base.base_parameters`)
@@ -14,10 +15,11 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from ..errors import ModelError
+from .bodies import Attachments, Body
 from .closures import Closure, LinearClosure
 from .parameters import GROUPS, ParameterSet
 from .terms import Term
-from .transmissions import Transmission
+from .transmissions import Gear, Transmission
 from .tree import Tree
 
 __all__ = ["OUTPUTS", "Limits", "Robot"]
@@ -67,6 +69,10 @@ class Robot:
     actuator_limits
         Limits of the actuator coordinates, SI units on the motor side (rad, rad/s, rad/s²,
         N·m); default: none.
+    bodies
+        Bodies fixed to links without a joint (:class:`~dynid.models.bodies.Body`):
+        counterweights, tools, payloads. Identified ones add ten link parameters each, after
+        the tree's links; known ones add their generalized force to the prediction.
     """
 
     tree: Tree
@@ -77,7 +83,9 @@ class Robot:
     output: str = "joint_torque"
     limits: Limits | None = None
     actuator_limits: Limits | None = None
+    bodies: tuple[Body, ...] = ()
     parameters: ParameterSet = field(init=False)
+    attachments: Attachments = field(init=False, repr=False)
     term_columns: tuple[np.ndarray, ...] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -110,7 +118,11 @@ class Robot:
         order = {g: i for i, g in enumerate(GROUPS)}
         terms = tuple(sorted(self.terms, key=lambda t: order[t.parameters[0].group]))
         set_(self, "terms", terms)
-        params = self.tree.link_parameters()
+        set_(self, "bodies", (self.bodies,) if isinstance(self.bodies, Body)
+             else tuple(self.bodies))
+        owners = {*self.transmission.names, *(p.owner for t in terms for p in t.parameters)}
+        set_(self, "attachments", Attachments(self.tree, self.bodies, reserved=sorted(owners)))
+        params = self.tree.link_parameters() + self.attachments.parameters()
         columns = []
         for term in terms:
             columns.append(np.arange(len(params), len(params) + len(term.parameters)))
@@ -169,14 +181,25 @@ class Robot:
                      for name in self.joint_names)
 
     @property
+    def actuator_units(self) -> tuple[str, ...]:
+        """Position unit of each actuator coordinate: ``"m"`` for an actuator that moves
+        prismatic coordinates only, each through a unit gear (its coordinate is a length, as
+        the insertion of the dVRK PSM), else ``"rad"`` (a rotary motor)."""
+        C = self.transmission.coupling
+        C = np.eye(self.n) if C is None else C
+        linear = np.array([u == "m" and isinstance(d, Gear) and d.ratio == 1.0 for u, d in
+                           zip(self.basis_units, self.transmission.drives, strict=True)])
+        return tuple("m" if np.all(linear[row != 0]) else "rad" for row in C)
+
+    @property
     def output_units(self) -> tuple[str, ...]:
-        """Unit of each output row: ``"A"`` (current), ``"N"`` (force on a prismatic joint)
-        or ``"N·m"`` (joint torque, or motor torque: the motors are rotary)."""
+        """Unit of each output row: ``"A"`` (current), ``"N"`` (force on a prismatic joint, or
+        on an actuator whose coordinate is a length) or ``"N·m"``, so that each output times
+        the velocity of its coordinate is a power in W."""
         if self.output == "current":
             return ("A",) * self.n
-        if self.output == "motor_torque":
-            return ("N·m",) * self.n
-        return tuple("N" if unit == "m" else "N·m" for unit in self.basis_units)
+        units = self.actuator_units if self.output == "motor_torque" else self.basis_units
+        return tuple("N" if unit == "m" else "N·m" for unit in units)
 
     @property
     def prior(self) -> np.ndarray:

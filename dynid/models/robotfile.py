@@ -24,17 +24,17 @@ The format (every key is checked; an unknown, missing or malformed one raises
         friction: {viscous: 0.1, coulomb: 0.5, offset: 0.0, smoothing: 0.01}
         actuator: {name: motor1, ratio: 100, rotor_inertia: 1.0e-5, viscous: 1.0e-5,  # or
                    # armature: 0.1 (inertia reflected to the joint, r²·rotor_inertia)
-                   coulomb: 1.0e-3, torque_constant: 0.1, smoothing: 0.0,
+                   coulomb: 1.0e-3, offset: 0.0, torque_constant: 0.1, smoothing: 0.0,
                    encoder: {increments_per_turn: 4096, zero: 0},
                    limits: {position: [-200000, 200000], velocity: 3.0e5, unit: increments}}
 
 Joint limits are in rad (m), rad/s, rad/s² and N·m (N); actuator limits are on the motor side,
 in rad, rad/s, rad/s² and N·m, or in encoder increments with ``unit: increments``.
 
-Mechanisms (extra frames, ``closure``, ``transmission.coupling``, ``springs``, ``cables`` and the
-lever actuator ``actuator.lever`` / ``actuator.screw``) are described in
-:mod:`dynid.models._mechanisms`. With a closure, ``joints`` names every basis coordinate, and may
-give ``friction`` to passive tree joints.
+Mechanisms (extra frames, ``closure``, ``transmission.coupling``, ``springs``, ``cables``,
+``bodies`` fixed to links, and the lever actuator ``actuator.lever`` / ``actuator.screw``) are
+described in :mod:`dynid.models._mechanisms`. With a closure, ``joints`` names every basis
+coordinate, and may give ``friction`` to passive tree joints.
 
 Numbers may be written as expressions of ``pi`` and ``deg`` (π/180): ``-pi/2``, ``30*deg``.
 Numbers must be finite (position and rate limits may be ``.inf``), and the model is evaluated
@@ -72,7 +72,7 @@ from .tree import Tree
 __all__ = ["load_robot_file", "robot_from_mapping"]
 
 _TOP = ("name", "description", "gravity", "output", "kinematics", "links", "joints", "defaults",
-        "closure", "transmission", "springs", "cables")
+        "closure", "transmission", "springs", "cables", "bodies")
 _KIN = ("urdf", "modified_dh", "dh", "tool", "locked", "frames")
 _ROW = {"modified_dh": ("joint", "link", "type", "d", "r", "alpha", "theta", "gamma", "b",
                         "parent"),
@@ -81,7 +81,7 @@ _JOINT = ("limits", "friction", "actuator")
 _LIMITS = ("position", "velocity", "acceleration", "effort", "unit")
 _ENCODER = ("increments_per_turn", "zero")
 _FRICTION = ("viscous", "coulomb", "offset", "smoothing")
-_ACTUATOR = ("name", "ratio", "rotor_inertia", "armature", "viscous", "coulomb",
+_ACTUATOR = ("name", "ratio", "rotor_inertia", "armature", "viscous", "coulomb", "offset",
              "torque_constant", "smoothing", "encoder", "limits", "lever", "screw")
 #: Largest robot file read (bytes); the embedded ones are a few kB.
 MAX_BYTES = 2 ** 20
@@ -141,9 +141,9 @@ def robot_from_mapping(data: object, *, base_dir: str | Path = ".",
                         if enc else None)
         motor_limits.append(_limits(act.get("limits"), f"{path}.limits",
                                     (-np.inf, np.inf, np.inf, np.inf, np.inf), encoders[-1]))
-        values = {k: S.number(act[k], f"{path}.{k}", nonnegative=True)
-                  for k in ("rotor_inertia", "armature", "viscous", "coulomb", "smoothing")
-                  if k in act}
+        values = {k: S.number(act[k], f"{path}.{k}", nonnegative=k != "offset")
+                  for k in ("rotor_inertia", "armature", "viscous", "coulomb", "offset",
+                            "smoothing") if k in act}
         if "armature" in values:
             if "rotor_inertia" in values:
                 raise S.fail(f"{path}.armature", "give either rotor_inertia (motor side) or "
@@ -154,6 +154,7 @@ def robot_from_mapping(data: object, *, base_dir: str | Path = ".",
             terms.append(motor_dynamics(motor, j, inertia=values.get("rotor_inertia"),
                                         viscous=values.get("viscous"),
                                         coulomb=values.get("coulomb"),
+                                        offset=values.get("offset"),
                                         smoothing=values.get("smoothing", 0.0)))
         screw = M.screw_term(act, path, motor, j, drives[-1], values.get("smoothing", 0.0))
         if screw is not None:
@@ -181,7 +182,8 @@ def robot_from_mapping(data: object, *, base_dir: str | Path = ".",
     robot = Robot(tree, name=name, closure=closure, transmission=transmission,
                   terms=tuple(terms), output=output,
                   limits=Limits(*map(np.array, zip(*joint_limits, strict=True))),
-                  actuator_limits=Limits(*map(np.array, zip(*motor_limits, strict=True))))
+                  actuator_limits=Limits(*map(np.array, zip(*motor_limits, strict=True))),
+                  bodies=M.bodies(top.get("bodies")))
     _check_finite(robot)
     if closure.cuts:  # a few positions spread over the limits
         closure.check(tree, _states(robot, 8, 0)[0])
@@ -209,9 +211,14 @@ def _check_finite(robot: Robot) -> None:
                      f"the range [{robot.limits.lower[k]:g}, {robot.limits.upper[k]:g}] is too "
                      "wide to compute with; give the joint's real range, or none")
     with np.errstate(all="ignore"):
-        Y = Regressor(robot)(q, v, a)
+        Y, y_known = Regressor(robot).affine(q, v, a)
         terms = Y * robot.prior
         y = terms.sum(axis=2)
+    if not np.all(np.isfinite(y_known)):
+        known = [b.name for b in robot.bodies if b.known]
+        raise S.fail("bodies", f"the known bodies {S.names(known)} give a model that is not "
+                               "finite; some value (a mass, centre of mass or pose, a length, "
+                               "ratio or gravity) is far too large: check its units")
     if np.all(np.isfinite(y)):
         return
     size = np.where(np.isfinite(terms), np.abs(terms), np.inf).max(axis=(0, 1))

@@ -164,9 +164,21 @@ def armature(motor: str, row: int, inertia: float, *, linear: bool = False) -> C
 
 def motor_dynamics(motor: str, row: int, *, inertia: float | None = None,
                    viscous: float | None = None, coulomb: float | None = None,
-                   smoothing: float = 0.0) -> CoordinateTerm:
+                   offset: float | None = None, smoothing: float = 0.0) -> CoordinateTerm:
     """Rotor inertia and motor friction on an actuator coordinate (Leborne (2)):
-    ``motor.Jm``, ``motor.fvm``, ``motor.fcm`` for the values given."""
+    ``motor.Jm``, ``motor.fvm``, ``motor.fcm`` and the constant friction offset ``motor.fom``
+    (N·m, either sign) for the values given.
+
+    Acting on the motor, these reach the joints through the transmission, ``τ = Kᵀ τ_m``: with
+    a coupling, one motor's offset loads every joint it moves.
+
+    Examples
+    --------
+    >>> term = motor_dynamics("motor6", 5, viscous=1e-4, offset=0.02)
+    >>> [p.name for p in term.parameters]
+    ['motor6.fvm', 'motor6.fom']
+    """
     priors = {q: (k, v) for q, k, v in (("inertia", "Jm", inertia), ("viscous", "fvm", viscous),
-                                         ("coulomb", "fcm", coulomb)) if v is not None}
+                                         ("coulomb", "fcm", coulomb), ("offset", "fom", offset))
+              if v is not None}
     return CoordinateTerm(motor, row, "actuator", priors, smoothing=smoothing)
