@@ -97,17 +97,14 @@ def tx40_recording(root: str | Path, robot: Robot):
     """The excitation run: joint positions from the motor encoders (``q = Rq⁻¹ q_m``, then the
     MDH zero :data:`TX40_ZERO`) and joint torques from the motor torques (``τ = Rt τ_m``), at
     5 kHz (the files have no time column)."""
-    from .identify import Recording
+    from .identify import ColumnMap, read_csv
 
     root = _folder(root, "data/pos_read_data.csv", "data/curr_data.csv")
-    q_m = np.loadtxt(root / "data" / "pos_read_data.csv", delimiter=",", skiprows=1)
-    tau_m = np.loadtxt(root / "data" / "curr_data.csv", delimiter=",", skiprows=1)
-    zero = np.zeros_like(q_m)
-    q = robot.transmission.basis_state(q_m, zero, zero)[0] + np.array(TX40_ZERO)
-    jac = robot.transmission.jacobian(q[:1])[0]
-    tau = tau_m @ jac  # τ = Jᵀ τ_m, row by row
-    return Recording(np.arange(len(q)) / 5000.0, q, tau, names=robot.joint_names,
-                     output_kind="joint_torque")
+    jacobian = robot.transmission.jacobian(np.zeros((1, robot.n)))[0]
+    return read_csv({"positions": root / "data" / "pos_read_data.csv",
+                     "output": root / "data" / "curr_data.csv"}, rate=5000.0,
+                    column_map=ColumnMap(jacobian, joint_offset=TX40_ZERO), robot=robot,
+                    output_kind="joint_torque")
 
 
 def kuka_robot(root: str | Path) -> Robot:
@@ -121,13 +118,15 @@ def kuka_robot(root: str | Path) -> Robot:
 
 def kuka_recordings(root: str | Path, *, skip: int = 500) -> dict:
     """Measurements 1–3 by number, without their first ``skip`` samples (FloBaRoID skips 500).
-    Their velocities and accelerations are the recorded (derived, low-passed) ones."""
+    Their velocities and accelerations are the recorded (derived, low-passed) ones. The logger
+    stamped uniformly sampled data late (5 ms steps with up to 1.6 ms of jitter), so the stamps
+    are replaced by their least-squares line (``timestamps="uniform"``)."""
     from .identify import read_npz
 
     files = [f"data/measurements_{k}.npz" for k in (1, 2, 3)]
     root = _folder(root, *files)
     return {k: read_npz(root / f, keys={"time": "times", "output": "torques"},
-                        output_kind="joint_torque").skip(skip)
+                        output_kind="joint_torque", timestamps="uniform").skip(skip)
             for k, f in zip((1, 2, 3), files, strict=True)}
 
 
