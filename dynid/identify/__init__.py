@@ -28,6 +28,7 @@ from .simulate import SensorNoise, Simulation, simulate, smooth_coulomb
 from .system import JointSystem, LinearSystem
 from .uncertainty import Uncertainty
 from .validation import Validation, predict, validate
+from .weights import Weighting
 
 __all__ = [
     "OLS",
@@ -52,6 +53,7 @@ __all__ = [
     "Simulation",
     "Uncertainty",
     "Validation",
+    "Weighting",
     "Whiteness",
     "average_periods",
     "choose_processing",
