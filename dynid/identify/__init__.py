@@ -40,6 +40,7 @@ from .timestamps import TimeReport, resample, time_report
 from .trims import Trim
 from .uncertainty import Uncertainty
 from .validation import Validation, predict, validate
+from .weights import Weighting
 
 __all__ = [
     "OLS",
@@ -68,6 +69,7 @@ __all__ = [
     "Trim",
     "Uncertainty",
     "Validation",
+    "Weighting",
     "Whiteness",
     "average_periods",
     "choose_processing",

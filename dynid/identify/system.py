@@ -198,12 +198,38 @@ class JointSystem:
         F = np.column_stack([B[:, :-1] @ theta - B[:, -1] for B in self._blocks()])
         return F.T @ F
 
-    def residual_covariance(self, theta: np.ndarray) -> np.ndarray:
-        """Covariance (n, n) of the output residuals of ``theta``, with the degrees of freedom
-        of a fit of p parameters shared equally by the outputs."""
-        dof = self.n_samples - self.n_params / self.n_outputs
-        if dof <= 0:
-            raise SolverError(f"residual covariance: {self.n_samples} samples of "
-                              f"{self.n_outputs} outputs for {self.n_params} parameters; "
-                              "record more samples")
-        return self.residuals_gram(theta) / dof
+    @single_threaded
+    def leverage(self, weighting: np.ndarray) -> np.ndarray:
+        """Each output's share ``h_j`` (n,) of the leverage of the fit weighted by the output
+        covariance ``weighting`` (V): the trace of output j's block of the hat matrix
+        ``H = W (Wᵀ V⁻¹ W)⁻¹ Wᵀ V⁻¹``, ``h_j = Σ_k (V⁻¹)_kj tr(P W_kᵀ W_j)`` with
+        ``P = (Wᵀ V⁻¹ W)⁻¹``; they sum to p.
+
+        When V is the noise covariance, output j's residual sum of squares has expectation
+        ``σ_j² (N − h_j)``: an output weighted heavily takes a larger share of the fit and
+        leaves a residual smaller than its noise by that share.
+        """
+        n, p = self.n_outputs, self.n_params
+        Rv = self.system(covariance=weighting).R
+        Vi = np.linalg.inv(np.asarray(weighting, dtype=float))
+        X = [scipy.linalg.solve_triangular(Rv, B[:, :p].T, trans="T") for B in self._blocks()]
+        traces = np.array([[np.sum(X[k] * X[j]) for j in range(n)] for k in range(n)])
+        return np.sum(Vi * traces, axis=0)
+
+    def residual_covariance(self, theta: np.ndarray, weighting: np.ndarray | None = None
+                            ) -> np.ndarray:
+        """Covariance (n, n) of the output residuals of ``theta``.
+
+        Without ``weighting``, the degrees of freedom of a fit of p parameters are shared
+        equally by the outputs (``N − p/n`` each). With the output covariance (n, n) that
+        weighted the fit of ``theta``, each output has its own, ``N − h_j`` with ``h_j`` its
+        share of the leverage (:meth:`leverage`): unbiased when the weighting is the noise's
+        covariance, as it is at the fixed point of iterated weighted least squares.
+        """
+        n, N = self.n_outputs, self.n_samples
+        dof = np.full(n, N - self.n_params / n) if weighting is None else \
+            N - self.leverage(weighting)
+        if np.any(dof <= 0):
+            raise SolverError(f"residual covariance: {N} samples of {n} outputs for "
+                              f"{self.n_params} parameters; record more samples")
+        return self.residuals_gram(theta) / np.sqrt(np.outer(dof, dof))
