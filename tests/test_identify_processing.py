@@ -3,6 +3,8 @@ decimation of the regressor and the output alike, actuator-side recordings."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 import scipy.signal
@@ -239,8 +241,8 @@ def test_processing_settings_are_checked():
             ({"decimate": True}, r"decimate: expected an integer"),
             ({"skip": -1}, r"skip: expected an integer ≥ 0"),
             ({"period": 0.0}, r"period: expected a duration > 0 s or None, found 0.0"),
-            ({"derivatives": "x" * 500}, r"derivatives: expected 'auto' or 'positions', found "
-                                         r"'x{20,80}…")):
+            ({"derivatives": "x" * 500}, r"derivatives: expected one of 'auto', 'positions', "
+                                         r"'velocities', 'recorded', found 'x{20,80}…")):
         with pytest.raises(dynid.DataError, match=match):
             Processing(**settings)
     assert robot.n == 2
@@ -299,11 +301,13 @@ def test_automatic_processing_chooses_the_whitest_residual():
     assert Processing().resolve(rec) == options[1]
     data = IdentificationData(robot, rec)
     scores = [c.score for c in data.candidates]
-    assert data.processing == data.candidates[int(np.argmin(scores))].processing
+    chosen = replace(data.processing, deadzone="auto", rest="auto")  # resolved with the data
+    assert chosen == data.candidates[int(np.argmin(scores))].processing
     est = dynid.OLS().fit(data)
     table = est.result_.diagnostics["processing_candidates"]
     assert [row["cutoff"] for row in table] == cutoffs
     assert est.result_.processing == data.processing and data.processing.resolved
+    assert len(data.processing.deadzone) == 2 and data.processing.rest == 0.1
     # Given settings are kept; recorded derivatives are used as recorded.
     assert Processing(cutoff=7.0).candidates(rec) == [Processing(cutoff=7.0, decimate=28)]
     exact = rec.with_signals(velocities=rec.positions, accelerations=rec.positions)
