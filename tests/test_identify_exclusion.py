@@ -215,6 +215,8 @@ def test_rests_bias_coulomb_friction_and_the_dead_zone_removes_the_bias():
     # 8 s on), counted independently on the processed velocities and the thresholds.
     proc = data.processing
     out = proc.outcome.excluded
+    thresholds = np.array(out.thresholds)
+    assert proc.deadzone == "auto" and out.rest_duration == 0.1
     assert out.rest_seconds == pytest.approx(2.0, abs=0.1)
     processed = data.processed[0]
     D = proc.decimate
@@ -223,8 +225,8 @@ def test_rests_bias_coulomb_friction_and_the_dead_zone_removes_the_bias():
     centres = np.arange(h, processed.n_samples - h, D)
     at_rest = np.array([np.any(processed.time[max(c - h, 0):c + h + 1] >= 10.0 - 1e-9)
                         & np.any(np.all(np.abs(processed.velocities[c - h:c + h + 1])
-                                        < proc.deadzone, axis=1)) for c in centres])
-    slow = np.abs(processed.velocities[centres]) < proc.deadzone
+                                        < thresholds, axis=1)) for c in centres])
+    slow = np.abs(processed.velocities[centres]) < thresholds
     assert out.rows == (len(centres),) * 2
     assert abs(out.rest - at_rest.sum()) <= 2
     np.testing.assert_allclose(out.deadzone, (slow & ~at_rest[:, None]).sum(axis=0), atol=2)
@@ -232,8 +234,8 @@ def test_rests_bias_coulomb_friction_and_the_dead_zone_removes_the_bias():
     # Thresholds: 1 % of the peak speed or 3 σ of the velocity noise, above the true speed
     # at rest (0) and below the motion's.
     peak = np.abs(processed.velocities).max(axis=0)
-    assert np.all(np.asarray(proc.deadzone) >= 0.01 * peak * (1 - 1e-12))
-    assert np.all(np.asarray(proc.deadzone) < 0.1 * np.abs(v_true).max(axis=0))
+    assert np.all(thresholds >= 0.01 * peak * (1 - 1e-12))
+    assert np.all(thresholds < 0.1 * np.abs(v_true).max(axis=0))
 
 
 def test_exclusion_is_recorded_in_result_files(tmp_path):
@@ -245,9 +247,9 @@ def test_exclusion_is_recorded_in_result_files(tmp_path):
     assert back.processing == result.processing
     assert back.processing.outcome.excluded == result.processing.outcome.excluded
     assert "at rest" in back.processing.summary()
-    # Validating with the saved processing uses its thresholds as numbers.
+    # Identifying again with the saved processing chooses the same thresholds.
     again = IdentificationData(robot, rec, processing=back.processing)
-    assert again.processing.deadzone == result.processing.deadzone
+    assert again.processing.outcome.excluded == result.processing.outcome.excluded
 
 
 # Bad settings ------------------------------------------------------------------------------
@@ -320,11 +322,38 @@ def test_tx40_dead_zone_is_figaroh_and_removes_the_bias_of_the_final_rest(tx40_d
     proc = data.processing
     sigma = np.sqrt(est.cov_[i, i])
     print(proc.summary())
-    print(f"thresholds {np.round(proc.deadzone, 4)} rad/s, FIGAROH's {FIGAROH_DQ_LIM.round(4)}")
+    thresholds = proc.outcome.excluded.thresholds
+    print(f"thresholds {np.round(thresholds, 4)} rad/s, FIGAROH's {FIGAROH_DQ_LIM.round(4)}")
     print(f"joint 1 Coulomb friction: {est.params_[i]:.3f} ± {sigma:.3f} N·m with the dead zone, "
           f"{plain.params_[i]:.3f} without, {cut.params_[i]:.3f} with the last 1.3 s cut, "
           f"FIGAROH {FIGAROH_FS1}")
-    np.testing.assert_allclose(proc.deadzone, FIGAROH_DQ_LIM, rtol=0.1)
+    np.testing.assert_allclose(thresholds, FIGAROH_DQ_LIM, rtol=0.1)
     assert 1.3 < proc.outcome.excluded.rest_seconds < 1.7
     assert abs(est.params_[i] - FIGAROH_FS1) < 2 * sigma
     assert plain.params_[i] < 0.85 * FIGAROH_FS1 and cut.params_[i] < 0.9 * FIGAROH_FS1
+
+
+def test_command_line_dead_zone_and_rest(tmp_path, capsys):
+    from dynid.cli import main
+    from dynid.identify import FourierReference, save_npz
+
+    robot = dynid.load_robot("panda")
+    q, v, a = FourierReference.random(robot, frequency=0.1, ramp=0.0, seed=1)(
+        np.arange(0.0, 12.0, 0.01))
+    y = dynid.Regressor(robot).predict(q, v, a, robot.prior)
+    path = save_npz(Recording(np.arange(len(q)) / 100, q, y + 0.01, velocities=v),
+                    tmp_path / "run.npz")
+    out = tmp_path / "r.json"
+    speeds = ",".join(["0.02"] * 7)
+    assert main(["identify", "panda", str(path), "-o", str(out), "--method", "ols",
+                 "--derivatives", "velocities", "--deadzone", speeds, "--rest", "none"]) == 0
+    proc = load_result(out).processing
+    assert proc.deadzone == (0.02,) * 7 and proc.rest is None
+    assert proc.outcome.excluded.thresholds == (0.02,) * 7
+    assert proc.derivatives == "velocities" and proc.outcome.excluded.rest == 0
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as info:
+        main(["identify", "panda", str(path), "-o", str(out), "--deadzone", "0.1,-1"])
+    assert info.value.code == 2
+    assert "argument --deadzone: expected a finite number ≥ 0, found -1" in \
+        capsys.readouterr().err

@@ -228,7 +228,8 @@ class IdentificationData(CompressedData):
         Processing`'s defaults); automatic settings are chosen for these recordings by
         :func:`~dynid.identify.choice.choose_processing`, and the dead zone from the processed
         velocities (:mod:`dynid.identify.exclusion`). :attr:`processing` holds the numbers
-        chosen and, in its ``outcome``, the effective cutoff and the rows left out.
+        chosen for the filter and, in its ``outcome``, the effective cutoff, the dead zone
+        used and the rows left out.
     base
         Base parameters (default: computed from the robot).
     chunk_size
@@ -273,7 +274,8 @@ class IdentificationData(CompressedData):
         self.processing = self._resolve_exclusion(processing)
 
     def _resolve_exclusion(self, processing: Processing) -> Processing:
-        """The processing with its dead zone and rest as numbers, and its outcome."""
+        """The processing with its outcome: the dead zone and rests resolved for these data,
+        and what they left out."""
         rate = min(r.rate for r in self.recordings)
         if processing.deadzone is None:
             return replace(processing, outcome=Outcome.of(processing.cutoff, processing.order,
@@ -286,9 +288,8 @@ class IdentificationData(CompressedData):
         excluded = self._count_excluded()
         peaks = np.max([np.abs(r.velocities).max(axis=0) for r in self.processed], axis=0)
         excluded.check(self.exclusion, peaks, self.robot.basis_units, automatic=automatic)
-        return replace(processing, deadzone=tuple(float(t) for t in self.exclusion.thresholds),
-                       rest=rest, outcome=Outcome.of(processing.cutoff, processing.order, rate,
-                                                     excluded))
+        return replace(processing, outcome=Outcome.of(processing.cutoff, processing.order, rate,
+                                                      excluded))
 
     def _count_excluded(self) -> Excluded:
         D = int(self.processing.decimate)
@@ -304,8 +305,9 @@ class IdentificationData(CompressedData):
             if self.exclusion.rest is not None:
                 still = self.exclusion.flags(rec)[1]
                 seconds += float(still.sum()) / rec.rate
-        return Excluded(tuple(self.robot.output_names), tuple(int(r) for r in rows),
-                        tuple(int(d) for d in dead), rest, seconds)
+        return Excluded(tuple(self.robot.output_names),
+                        tuple(float(t) for t in self.exclusion.thresholds), self.exclusion.rest,
+                        tuple(int(r) for r in rows), tuple(int(d) for d in dead), rest, seconds)
 
     @property
     def processed(self) -> tuple[Recording, ...]:

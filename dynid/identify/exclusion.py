@@ -28,6 +28,7 @@ no velocity noise to tell and get no dead zone. ``rest="auto"`` is 0.1 s.
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -165,6 +166,10 @@ class Excluded:
     ----------
     outputs
         Output names (n).
+    thresholds
+        The dead zone used, per joint (rad/s or m/s) (n,).
+    rest_duration
+        The shortest rest looked for, s (``None``: none).
     rows
         Rows per output before exclusion (after decimation and saturated samples) (n,).
     deadzone
@@ -174,6 +179,8 @@ class Excluded:
     """
 
     outputs: tuple[str, ...]
+    thresholds: tuple[float, ...]
+    rest_duration: float | None
     rows: tuple[int, ...]
     deadzone: tuple[int, ...]
     rest: int = 0
@@ -186,40 +193,46 @@ class Excluded:
 
     def summary(self) -> str:
         parts = [f"{name} {d}" for name, d in zip(self.outputs, self.deadzone, strict=True)]
-        return (f"left out near zero velocity: {', '.join(parts)} rows; at rest "
-                f"{self.rest} samples ({self.rest_seconds:.3g} s)")
+        return (f"left out near zero velocity: {', '.join(parts)} rows (below "
+                f"{', '.join(f'{t:.3g}' for t in self.thresholds)}); at rest {self.rest} "
+                f"samples ({self.rest_seconds:.3g} s)")
 
     def to_dict(self) -> dict:
-        return {"outputs": list(self.outputs), "rows": list(self.rows),
+        return {"outputs": list(self.outputs), "thresholds": list(self.thresholds),
+                "rest_duration": self.rest_duration, "rows": list(self.rows),
                 "deadzone": list(self.deadzone), "rest": self.rest,
                 "rest_seconds": self.rest_seconds}
 
     @classmethod
     def from_dict(cls, data) -> Excluded:
         try:
+            duration = data["rest_duration"]
             out = cls(tuple(str(x) for x in data["outputs"]),
-                      tuple(int(x) for x in data["rows"]),
-                      tuple(int(x) for x in data["deadzone"]), int(data.get("rest", 0)),
-                      float(data.get("rest_seconds", 0.0)))
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            raise DataError(f"processing: excluded: expected outputs, rows and deadzone lists "
-                            f"and rest counts, found {excerpt(data)} ({exc})") from None
-        if not len(out.outputs) == len(out.rows) == len(out.deadzone):
-            raise DataError(f"processing: excluded: expected one count per output "
-                            f"({len(out.outputs)}), found {len(out.rows)} and "
-                            f"{len(out.deadzone)}")
+                      tuple(_speed(x) for x in data["thresholds"]),
+                      None if duration is None else _speed(duration),
+                      tuple(_count(x) for x in data["rows"]),
+                      tuple(_count(x) for x in data["deadzone"]), _count(data.get("rest", 0)),
+                      _speed(data.get("rest_seconds", 0.0)))
+        except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
+            raise DataError(f"processing: excluded: expected outputs, thresholds, rows and "
+                            f"deadzone lists and rest counts, found {excerpt(data)} "
+                            f"({excerpt(str(exc))})") from None
+        if not len(out.outputs) == len(out.thresholds) == len(out.rows) == len(out.deadzone):
+            raise DataError(f"processing: excluded: expected one threshold and count per "
+                            f"output ({len(out.outputs)}), found {len(out.thresholds)}, "
+                            f"{len(out.rows)} and {len(out.deadzone)}")
         return out
 
     def check(self, exclusion: Exclusion, peaks: np.ndarray, units: Sequence[str], *,
               automatic: bool) -> None:
-        """Raise when an output has no row left; with ``automatic`` thresholds, warn when one
-        loses more than a quarter of its rows."""
+        """Raise when an output has no row left; with ``automatic`` thresholds, warn when the
+        dead zone (rests apart) leaves out more than a quarter of an output's rows."""
         kept = self.kept
         for i, name in enumerate(self.outputs):
             joints = np.flatnonzero(exclusion.reach[i])
             speeds = ", ".join(f"{exclusion.thresholds[j]:.3g} {units[j]}/s (peak "
                                f"{peaks[j]:.3g})" for j in joints)
-            share = 1 - kept[i] / max(self.rows[i], 1)
+            share = self.deadzone[i] / max(self.rows[i], 1)
             if kept[i] <= 0:
                 fix = ("lower its threshold, e.g. deadzone=" +
                        str([round(float(t) / 4, 4) for t in exclusion.thresholds]) +
@@ -231,6 +244,20 @@ class Excluded:
                               f"leaves out {100 * share:.0f} % of its rows: its velocity is "
                               "noisy or slow. Lower the cutoff, or give deadzone= per joint",
                               DynidWarning, stacklevel=4)
+
+
+def _speed(value) -> float:
+    """A finite number ≥ 0 read from a file."""
+    if not _is_number(value) or value < 0:
+        raise ValueError(f"{excerpt(value)} is not a finite number ≥ 0")
+    return float(value)
+
+
+def _count(value) -> int:
+    """A whole number ≥ 0 read from a file."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"{excerpt(value)} is not a whole number ≥ 0")
+    return value
 
 
 def _is_motion(v: np.ndarray) -> bool:
@@ -247,5 +274,10 @@ def _is_motion(v: np.ndarray) -> bool:
 
 
 def _is_number(value) -> bool:
-    return isinstance(value, int | float | np.integer | np.floating) and \
-        not isinstance(value, bool) and bool(np.isfinite(value))
+    """A finite real number (not a bool; an integer too large for a float is not one)."""
+    if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False

@@ -98,10 +98,16 @@ def zero_phase_response(cutoff: float, order: int, rate: float) -> tuple[float, 
     poles = int(np.sum(np.where(den[:, 2] != 0, 2, np.where(den[:, 1] != 0, 1, 0))))
 
     def gain(f: float) -> float:
-        return float(np.abs(_signal().sosfreqz(sos, worN=[f], fs=rate)[1][0]) ** 2)
+        with np.errstate(all="ignore"):
+            return float(np.abs(_signal().sosfreqz(sos, worN=[f], fs=rate)[1][0]) ** 2)
 
-    f3 = brentq(lambda f: gain(f) - _HALF_POWER, 1e-9 * cutoff, cutoff, xtol=1e-12 * cutoff,
-                rtol=1e-12)
+    try:
+        f3 = brentq(lambda f: gain(f) - _HALF_POWER, 1e-9 * cutoff, cutoff,
+                    xtol=1e-12 * cutoff, rtol=1e-12)
+    except ValueError:  # a response that is not a low-pass: a degenerate design
+        raise DataError(f"cutoff: an order-{order} Butterworth at {cutoff:g} Hz cannot be "
+                        f"designed at {rate:g} Hz (its response is not a low-pass); give a "
+                        "cutoff nearer the motion's frequencies or a lower order") from None
     return float(f3), 2 * poles
 
 

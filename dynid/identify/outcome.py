@@ -11,9 +11,8 @@ and the rate and refuses a file where they disagree.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
-
-import numpy as np
 
 from .._files import excerpt
 from ..errors import DataError
@@ -24,6 +23,8 @@ __all__ = ["KEYS", "Outcome"]
 
 #: Entries of a saved processing that hold the outcome rather than settings.
 KEYS = ("rate", "effective_cutoff", "effective_order", "excluded")
+#: Highest sample rate a result file may state, Hz (a recording's shortest interval is 1 µs).
+MAX_RATE = 1e6
 
 
 @dataclass(frozen=True)
@@ -65,10 +66,9 @@ class Outcome:
         """Read back :meth:`to_dict`, checking the effective cutoff and order against the
         settings ``cutoff`` and ``order``."""
         rate = data.get("rate")
-        if not isinstance(rate, int | float) or isinstance(rate, bool) or \
-                not 0 < rate < np.inf:
-            raise DataError(f"processing: rate: expected the sample rate in Hz (> 0), found "
-                            f"{excerpt(rate)}")
+        if not _is_number(rate) or not 0 < rate <= MAX_RATE:
+            raise DataError(f"processing: rate: expected the sample rate in Hz (> 0, at most "
+                            f"{MAX_RATE:g}), found {excerpt(rate)}")
         excluded = data.get("excluded")
         out = cls.of(cutoff, order, float(rate),
                      None if excluded is None else Excluded.from_dict(excluded))
@@ -76,11 +76,19 @@ class Outcome:
                           ("effective_order", out.effective_order)):
             got = data.get(key)
             same = got is None if want is None else (
-                isinstance(got, int | float) and not isinstance(got, bool)
-                and abs(got - want) <= 1e-6 * abs(want))
+                _is_number(got) and abs(float(got) - want) <= 1e-6 * abs(want))
             if not same:
                 raise DataError(f"processing: {key} is {excerpt(got)}, but an order-{order} "
                                 f"Butterworth at {cutoff} Hz applied forward and backward at "
                                 f"{rate:g} Hz has {want if want is None else f'{want:.6g}'}; "
                                 "the entry was edited: remove it or correct the cutoff")
         return out
+
+
+def _is_number(value) -> bool:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False

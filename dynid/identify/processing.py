@@ -50,6 +50,7 @@ results so validation processes its data the same way: results store the numbers
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields, replace
@@ -130,8 +131,9 @@ class Processing:
         for every joint (``"auto"``: 0.1 s; ``None``: rests not looked for).
     outcome
         Filled by identification, not a setting: the sample rate, the filter's effective
-        cutoff and order there, and the rows left out (:class:`~dynid.identify.outcome.
-        Outcome`).
+        cutoff and order there, the dead zone used and the rows left out
+        (:class:`~dynid.identify.outcome.Outcome`). Automatic settings stay ``"auto"``, so
+        identifying other data with these settings chooses them again.
 
     Examples
     --------
@@ -175,6 +177,8 @@ class Processing:
         _check_int("skip_periods", self.skip_periods, 0, None, "periods dropped at the start")
         if self.harmonics_cutoff is not None and self.period is None:
             raise DataError("harmonics_cutoff needs the excitation period (period=...)")
+        if isinstance(self.deadzone, np.ndarray):
+            object.__setattr__(self, "deadzone", tuple(self.deadzone.reshape(-1).tolist()))
         check_settings(self.deadzone, self.rest)
         if isinstance(self.deadzone, Sequence) and not isinstance(self.deadzone, str):
             object.__setattr__(self, "deadzone", tuple(float(x) for x in self.deadzone))
@@ -376,8 +380,13 @@ def _auto_decimate(recordings: Sequence[Recording], cutoff: float) -> tuple[int,
 
 
 def _is_number(value) -> bool:
-    return isinstance(value, int | float | np.integer | np.floating) and \
-        not isinstance(value, bool) and np.isfinite(value)
+    """A finite real number (not a bool; an integer too large for a float is not one)."""
+    if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
 
 
 def _check_int(name: str, value, low: int, high: int | None, meaning: str) -> None:

@@ -50,7 +50,7 @@ class Whiteness:
         Estimated ratio (n,) of the true to the reported σ of parameters determined by the
         slow part of the regressor through this output (1 for a white residual).
     n_samples
-        Residual samples tested (over every recording).
+        Residual samples tested (over every recording, with the rows left out as gaps).
     """
 
     names: tuple[str, ...]
