@@ -277,7 +277,8 @@ class IdentificationData(CompressedData):
         """The processing with its outcome: the dead zone and rests resolved for these data,
         and what they left out."""
         rate = min(r.rate for r in self.recordings)
-        if processing.deadzone is None:
+        if processing.deadzone is None or (processing.deadzone == "auto" and
+                                           processing.period is not None):
             return replace(processing, outcome=Outcome.of(processing.cutoff, processing.order,
                                                           rate))
         automatic = processing.deadzone == "auto"

@@ -20,10 +20,13 @@ with ``σ_j`` the standard deviation of the noise on the processed velocity: whi
 level of each recorded signal's spectral noise floor
 (:func:`~dynid.identify.filters.noise_level`) is added to the recording and processed the
 same way, and the change of the velocity is that noise. The first term is FIGAROH's choice for
-the Stäubli TX40 (its thresholds are 1 % of each joint's peak speed); the second keeps the
-sign of the velocity right in 99.7 % of the rows left in. Samples at unrelated states (the
-positions' spectrum has no bandwidth, :func:`~dynid.identify.filters.signal_bandwidth`) have
-no velocity noise to tell and get no dead zone. ``rest="auto"`` is 0.1 s.
+the Stäubli TX40 (its thresholds are 1 % of each joint's peak speed); with the second, noise
+flips the sign of the velocity in at most 0.13 % of the rows left in. Samples at unrelated
+states (the lag-1 autocorrelation of the processed velocities is below one half on average,
+where a motion sampled many times per period has it near 1) have no velocity noise to tell
+from the motion and get no dead zone; nor do periodic recordings averaged over their periods
+(the average has little velocity noise, and maximum likelihood filters them at a cutoff it
+chooses after the data are built). ``rest="auto"`` is 0.1 s.
 """
 
 from __future__ import annotations

@@ -39,7 +39,7 @@ The defaults are for a user who does not know about filtering (``Processing()``)
   accelerations; one with positions only has them differentiated twice;
 * ``deadzone="auto"``, ``rest="auto"``: per joint, the rows at samples where its speed is
   below ``max(1 % of its peak speed, 3 σ of its velocity noise)`` are left out, and every row
-  of spans of 0.1 s or more where all joints are that slow;
+  of spans of 0.1 s or more where all joints are that slow (not with a period);
 * with a period (periodic excitation), the periods are averaged and filtered in the frequency
   domain instead, and nothing is decimated.
 
@@ -125,7 +125,9 @@ class Processing:
         Speed per joint (rad/s, m/s for a prismatic joint) below which that joint's rows are
         left out (:mod:`dynid.identify.exclusion`): one value for every joint, one per joint,
         ``"auto"`` (default: ``max(1 % of the joint's peak speed, 3 σ of its velocity
-        noise)``, none for samples at unrelated states) or ``None`` (nothing left out).
+        noise)``; none for samples at unrelated states, nor with a period: averaging removes
+        the velocity noise, and maximum likelihood chooses its own filter) or ``None``
+        (nothing left out).
     rest
         Shortest span (s) during which every joint in its dead zone counts as rest, left out
         for every joint (``"auto"``: 0.1 s; ``None``: rests not looked for).
@@ -248,7 +250,7 @@ class Processing:
         elif _is_number(self.cutoff):
             lines = [f"low-pass  Butterworth of order {self.order} at {self.cutoff:g} Hz, "
                      "forward and backward"]
-            if rate is not None:
+            if rate is not None and self.cutoff < rate / 2:
                 f3, n = self.effective_cutoff(rate)
                 lines[0] += f": order {n}, −3 dB at {f3:.4g} Hz (at {rate:g} Hz)"
         else:
