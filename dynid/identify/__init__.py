@@ -24,10 +24,18 @@ from .consistent import PhysicallyConsistent
 from .data import CompressedData, IdentificationData
 from .drives import DriveLoops, Gains, tune_loops
 from .estimators import OLS, WLS, Estimator, GaussMarkov
+from .exclusion import Excluded
 from .likelihood import MaximumLikelihood
+from .outcome import Outcome
 from .periodic import PeriodAverage, average_periods, spectral_states
 from .physical import com_boxes, pseudo_inertia
-from .processing import Processing, differentiate, lowpass, signal_bandwidth
+from .processing import (
+    Processing,
+    differentiate,
+    lowpass,
+    signal_bandwidth,
+    zero_phase_response,
+)
 from .readers import read_csv, read_npz, save_npz
 from .recording import Recording
 from .reference import FourierReference
@@ -50,6 +58,7 @@ __all__ = [
     "CompressedData",
     "DriveLoops",
     "Estimator",
+    "Excluded",
     "Flat",
     "FourierReference",
     "Gains",
@@ -59,6 +68,7 @@ __all__ = [
     "JointSystem",
     "LinearSystem",
     "MaximumLikelihood",
+    "Outcome",
     "PeriodAverage",
     "PhysicallyConsistent",
     "Processing",
@@ -92,4 +102,5 @@ __all__ = [
     "tune_loops",
     "validate",
     "whiteness",
+    "zero_phase_response",
 ]

@@ -116,8 +116,18 @@ def _recording_options(parser: argparse.ArgumentParser) -> None:
                    help="Butterworth low-pass of the positions, Hz")
     g.add_argument("--order", type=whole(1, 20), default=argparse.SUPPRESS,
                    help="order of that filter (1 to 20)")
-    g.add_argument("--derivatives", choices=("auto", "positions"), default=argparse.SUPPRESS,
-                   help="use recorded velocities/accelerations (auto) or differentiate")
+    g.add_argument("--derivatives", choices=("auto", "positions", "velocities", "recorded"),
+                   default=argparse.SUPPRESS, help="velocities and accelerations from the "
+                   "positions, from recorded velocities (filtered, differentiated), as "
+                   "recorded, or auto (default: as recorded, else velocities, else positions)")
+    speeds = word_or(lambda text: tuple(number(0.0)(x) for x in text.split(",")),
+                     auto="auto", none=None)
+    g.add_argument("--deadzone", type=speeds, default=argparse.SUPPRESS,
+                   metavar="V[,V...]|auto|none", help="leave out a joint's rows where its speed "
+                   "is below V rad/s (m/s); one value, or one per joint")
+    g.add_argument("--rest", type=word_or(number(0.0, 1e6, above=True), auto="auto", none=None),
+                   default=argparse.SUPPRESS, metavar="S|auto|none",
+                   help="leave out spans of S s or more with every joint in its dead zone")
     g.add_argument("--output-cutoff", type=word_or(hz, none=None), default=argparse.SUPPRESS,
                    metavar="HZ|none", help="low-pass of the output, Hz (default: not filtered)")
     g.add_argument("--decimate", type=word_or(whole(1, 10_000), auto="auto"),

@@ -96,7 +96,7 @@ class Estimator:
         self.cov_ = Bp @ self.base_cov_ @ Bp.T
         self.noise_covariance_ = out["noise_covariance"]
         gram = system.residuals_gram(B @ self.params_)
-        rmse = np.sqrt(np.diag(gram) / system.n_samples)
+        rmse = np.sqrt(np.diag(gram) / np.maximum(system.rows, 1))  # over each output's rows
         solver = dict(out.get("solver", {}))
         solver["time"] = time.perf_counter() - start
         if "weighting" in out:
