@@ -203,7 +203,9 @@ class CompressedData:
                 raise DataError(f"chunks: expected (q, v, a, y) or (q, v, a, y, keep), found "
                                 f"{len(chunk)} arrays")
             q, v, a, y = chunk[:4]
-            system.add(base.regressor(reg(q, v, a)), y, chunk[4] if len(chunk) == 5 else None)
+            Y, known = reg.affine(q, v, a)
+            system.add(base.regressor(Y), np.asarray(y, dtype=float) - known,
+                       chunk[4] if len(chunk) == 5 else None)
         return cls(robot, system, base=base)
 
     def system(self) -> JointSystem:
@@ -367,10 +369,10 @@ class IdentificationData(CompressedData):
 
     def rows(self, recordings: Sequence[Recording] | None = None, *,
              decimate: int | None = None) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-        """Chunks ``(Y_b, y, keep)`` — base regressor (m, n, b), output (m, n) and which rows
-        are used (m, n), false near zero velocity and at rest — of processed recordings
-        (default: this data's), decimated by ``decimate`` (default: as the processing says),
-        without saturated samples."""
+        """Chunks ``(Y_b, y, keep)`` — base regressor (m, n, b), output less the known bodies'
+        (m, n) and which rows are used (m, n), false near zero velocity and at rest — of
+        processed recordings (default: this data's), decimated by ``decimate`` (default: as
+        the processing says), without saturated samples."""
         D = int(self.processing.decimate if decimate is None else decimate)
         for rec in self.processed if recordings is None else recordings:
             yield from self._recording_rows(rec, D)
@@ -401,16 +403,16 @@ class IdentificationData(CompressedData):
             for start in range(0, rec.n_samples, C):
                 sl = slice(start, start + C)
                 keep = ~bad[sl]
-                Yb = self.base.regressor(self.regressor(q[sl], v[sl], a[sl]))
-                yield Yb[keep], y[sl][keep], use[sl][keep]
+                Y, known = self.regressor.affine(q[sl], v[sl], a[sl])
+                yield self.base.regressor(Y)[keep], (y[sl] - known)[keep], use[sl][keep]
             return
         h, L, _, first = _plan(rec.n_samples, D)
         per_chunk = max(1, C // D)
         for j0 in range(0, len(centers), per_chunk):
             c = centers[j0:j0 + per_chunk]
             sl = slice(c[0] - L, c[-1] + L + 1)
-            Yb = self.base.regressor(self.regressor(q[sl], v[sl], a[sl]))
-            Yf = _signal().upfirdn(h, Yb, down=D, axis=0)[first:first + len(c)]
-            yf = _signal().upfirdn(h, y[sl], down=D, axis=0)[first:first + len(c)]
+            Y, known = self.regressor.affine(q[sl], v[sl], a[sl])
+            Yf = _signal().upfirdn(h, self.base.regressor(Y), down=D, axis=0)[first:first + len(c)]
+            yf = _signal().upfirdn(h, y[sl] - known, down=D, axis=0)[first:first + len(c)]
             keep = ~bad[j0:j0 + len(c)]
             yield Yf[keep], yf[keep], use[j0:j0 + len(c)][keep]
