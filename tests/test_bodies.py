@@ -288,3 +288,35 @@ def test_consistent_estimate_keeps_each_body_physical():
     base = data.base
     np.testing.assert_allclose(base.to_base(est.params_), base.to_base(truth), rtol=0.05,
                                atol=0.05)
+
+
+@pytest.mark.parametrize("decimate", [1, 4])
+def test_identification_takes_the_known_bodies_output_out(decimate):
+    """Output recorded with a known payload: least squares recovers the robot's own base
+    parameters (the payload's torque, computed as RNEA with minus without it, is not theirs),
+    by the plain and the decimated path and from chunks."""
+    from dynid.identify import OLS, CompressedData, IdentificationData, Processing, Recording
+
+    plain = random_robot(3, seed=7, friction=True)
+    payload = random_inertia(np.random.default_rng(4))
+    robot = replace(plain, bodies=(Body("payload", "link3", payload, xyz=(0.0, 0.05, 0.2),
+                                        known=True),))
+    t = np.arange(600) * 0.01
+    w = np.array([0.7, 1.1, 1.6])
+    phase = np.outer(t, w) + np.array([0.1, 0.5, 0.9])
+    q, v, a = np.sin(phase), np.cos(phase) * w, -np.sin(phase) * w ** 2
+    y = Regressor(robot).predict(q, v, a, robot.prior)
+    with_it = plain.prior.copy()
+    block = plain.parameters.link_block("link3")
+    with_it[block] = _merged(with_it[block], _values(payload), _pose((0.0, 0.05, 0.2), (0, 0, 0)))
+    np.testing.assert_allclose(y, reference_output(plain, with_it, q, v, a), rtol=1e-9,
+                               atol=1e-9 * np.abs(y).max())
+    rec = Recording(t, q, y, velocities=v, accelerations=a)
+    data = IdentificationData(robot, rec, processing=Processing(
+        cutoff=None, decimate=decimate, deadzone=None, derivatives="recorded"))
+    want = data.base.to_base(robot.prior)
+    got = OLS().fit(data).base_params_
+    np.testing.assert_allclose(got, want, rtol=1e-7, atol=1e-7 * np.abs(want).max())
+    chunks = CompressedData.from_chunks(robot, [(q, v, a, y)], base=data.base)
+    np.testing.assert_allclose(OLS().fit(chunks).base_params_, want, rtol=1e-7,
+                               atol=1e-7 * np.abs(want).max())

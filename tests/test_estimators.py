@@ -80,53 +80,85 @@ def test_gauss_markov_uncertainty_is_honest():
 
 
 def test_wls_weights_follow_each_output_noise():
-    """Reweighted once more, the weights follow each output's noise, even where the OLS
-    residuals of a quiet output carry the others' noise."""
+    """Iterated until they settle, the weights follow each output's noise, even where the OLS
+    residuals of a quiet output carry the others' noise (the single pass is far off there)."""
     S = np.diag([0.01, 1.0, 0.1]) ** 2
-    est = WLS(iterations=2).fit(_data(ROBOT.prior, noise=S, N=1500))
-    np.testing.assert_allclose(np.sqrt(np.diag(est.noise_covariance_)), [0.01, 1.0, 0.1],
-                               rtol=0.1)
+    data = _data(ROBOT.prior, noise=S, N=1500)
+    est = WLS().fit(data)
+    np.testing.assert_allclose(est.weighting_.sigma, [0.01, 1.0, 0.1], rtol=0.1)
+    assert est.weighting_.settled and est.weighting_.iterations >= 2
+    one = WLS(iterations=1).fit(data)
+    assert one.weighting_.sigma[0] > 1.5 * 0.01
     with pytest.raises(dynid.DataError, match="covariance='recordings': the recordings carry"):
         GaussMarkov(covariance="recordings").fit(_data(ROBOT.prior, noise=S))
 
 
-def test_weights_come_from_the_first_pass_residuals():
-    """WLS weighs each output by the residual level of the OLS fit (one weighted pass), a
-    second iteration by that of the first weighted fit; the physically consistent estimate
-    weighs its outputs the same way. Against weighted least squares on the raw rows."""
+def test_weights_are_iterated_from_the_residuals():
+    """WLS weighs each output by the residual level of the OLS fit in its first pass, then by
+    that of the previous pass over the output's own degrees of freedom (N minus its share of
+    the leverage: the trace of its rows' block of the hat matrix), until the σ change by less
+    than the tolerance; its covariance is the sandwich with that residual covariance. The
+    physically consistent estimate weighs its outputs the same way. Against weighted least
+    squares on the raw rows."""
     S = np.diag([0.01, 1.0, 0.1]) ** 2
     data = _data(ROBOT.prior, noise=S, N=400)
     rec = data.recordings[0]
     W = BASE.regressor(dynid.Regressor(ROBOT)(rec.positions, rec.velocities,
                                               rec.accelerations))
     y = rec.output
-    b = BASE.rank
+    N, b = len(y), BASE.rank
 
-    def weighted(sigma):
-        theta = np.linalg.lstsq((W / sigma[:, None]).reshape(-1, b), (y / sigma).reshape(-1),
-                                rcond=None)[0]
-        residuals = np.einsum("kip,p->ki", W, theta) - y
-        return theta, np.sqrt(np.sum(residuals**2, axis=0) / (len(y) - b / 3)), residuals
+    def weighted(sigma, equal_split=False):
+        X = (W / sigma[:, None]).reshape(-1, b)
+        theta = np.linalg.lstsq(X, (y / sigma).reshape(-1), rcond=None)[0]
+        E = np.einsum("kip,p->ki", W, theta) - y
+        hat = np.sum(np.linalg.qr(X)[0] ** 2, axis=1).reshape(N, 3).sum(axis=0)
+        dof = np.full(3, N - b / 3) if equal_split else N - hat
+        Xs = X.reshape(N, 3, b)
+        A = np.einsum("kip,kiq->pq", Xs, Xs)
+        noise = E.T @ E / np.sqrt(np.outer(dof, dof))
+        G = np.einsum("kip,ij,kjq->pq", Xs, noise / np.outer(sigma, sigma), Xs)
+        return theta, np.sqrt(np.diag(noise)), np.linalg.solve(A, np.linalg.solve(A, G).T)
 
-    theta_ols, sigma_ols, e_ols = weighted(np.ones(3))
-    theta_1, sigma_1, _ = weighted(sigma_ols)
-    theta_2, _, _ = weighted(sigma_1)
-    scale = np.abs(theta_1).max()
+    theta_ols, sigma_ols, _ = weighted(np.ones(3), equal_split=True)
+    sigmas, thetas, covs = [sigma_ols], [], []
+    for _ in range(30):
+        theta, sigma, cov = weighted(sigmas[-1])
+        thetas.append(theta)
+        covs.append(cov)
+        sigmas.append(sigma)
+    scale = np.abs(thetas[0]).max()
     np.testing.assert_allclose(OLS().fit(data).base_params_, theta_ols, rtol=1e-7,
                                atol=1e-9 * scale)
-    one = WLS().fit(data)
-    np.testing.assert_allclose(one.noise_covariance_, np.diag(sigma_ols**2), rtol=1e-8)
-    np.testing.assert_allclose(one.base_params_, theta_1, rtol=1e-7, atol=1e-9 * scale)
-    two = WLS(iterations=2).fit(data)
-    np.testing.assert_allclose(two.noise_covariance_, np.diag(sigma_1**2), rtol=1e-8)
-    np.testing.assert_allclose(two.base_params_, theta_2, rtol=1e-7, atol=1e-9 * scale)
-    with pytest.raises(dynid.DataError, match="iterations: expected an integer between 1 and 1000"):
+    auto = WLS().fit(data)
+    k = auto.weighting_.iterations
+    change = [np.max(np.abs(sigmas[i + 1] / sigmas[i] - 1)) for i in range(k)]
+    assert change[-1] < 1e-3 <= change[-2]  # the first pass that changes no σ by 0.1 %
+    for est, passes in ((WLS(iterations=1).fit(data), 1), (WLS(iterations=2).fit(data), 2),
+                        (auto, k)):
+        np.testing.assert_allclose(est.noise_covariance_, np.diag(sigmas[passes - 1] ** 2),
+                                   rtol=1e-8)
+        np.testing.assert_allclose(est.base_params_, thetas[passes - 1], rtol=1e-7,
+                                   atol=1e-9 * scale)
+        np.testing.assert_allclose(est.base_cov_, covs[passes - 1], rtol=1e-6,
+                                   atol=1e-9 * np.abs(covs[passes - 1]).max())
+        assert est.result_.solver["weighting"]["iterations"] == passes
+    record = auto.result_.solver["weighting"]
+    assert record["source"] == "residuals" and record["settled"] is True
+    np.testing.assert_allclose(record["sigma"], sigmas[k - 1], rtol=1e-8)
+    with pytest.raises(dynid.DataError, match="iterations: expected 'auto' or an integer "
+                                              "between 1 and 1000, found 0"):
         WLS(iterations=0).fit(data)
     wls = PhysicallyConsistent(weighting="wls").fit(data)
-    np.testing.assert_allclose(wls.noise_covariance_, np.diag(sigma_ols**2), rtol=1e-8)
+    np.testing.assert_allclose(wls.noise_covariance_, auto.noise_covariance_, rtol=1e-8)
+    assert wls.result_.solver["weighting"] == record
+    single = PhysicallyConsistent(wls_iterations=1).fit(data)
+    np.testing.assert_allclose(single.noise_covariance_, np.diag(sigma_ols**2), rtol=1e-8)
     flat = PhysicallyConsistent(weighting="ols").fit(data)
-    np.testing.assert_allclose(flat.noise_covariance_, np.eye(3) * np.sum(e_ols**2) / (
+    E_ols = np.einsum("kip,p->ki", W, theta_ols) - y
+    np.testing.assert_allclose(flat.noise_covariance_, np.eye(3) * np.sum(E_ols**2) / (
         y.size - b), rtol=1e-8)
+    assert flat.result_.solver["weighting"]["source"] == "ols"
 
 
 def test_consistent_estimate_meets_active_constraints():

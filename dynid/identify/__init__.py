@@ -24,10 +24,18 @@ from .consistent import PhysicallyConsistent
 from .data import CompressedData, IdentificationData
 from .drives import DriveLoops, Gains, tune_loops
 from .estimators import OLS, WLS, Estimator, GaussMarkov
+from .exclusion import Excluded
 from .likelihood import MaximumLikelihood
+from .outcome import Outcome
 from .periodic import PeriodAverage, average_periods, spectral_states
 from .physical import com_boxes, pseudo_inertia
-from .processing import Processing, differentiate, lowpass, signal_bandwidth
+from .processing import (
+    Processing,
+    differentiate,
+    lowpass,
+    signal_bandwidth,
+    zero_phase_response,
+)
 from .readers import read_csv, read_npz, save_npz
 from .recording import Recording
 from .reference import FourierReference
@@ -40,6 +48,7 @@ from .timestamps import TimeReport, resample, time_report
 from .trims import Trim
 from .uncertainty import Uncertainty
 from .validation import Validation, predict, validate
+from .weights import Weighting
 
 __all__ = [
     "OLS",
@@ -49,6 +58,7 @@ __all__ = [
     "CompressedData",
     "DriveLoops",
     "Estimator",
+    "Excluded",
     "Flat",
     "FourierReference",
     "Gains",
@@ -58,6 +68,7 @@ __all__ = [
     "JointSystem",
     "LinearSystem",
     "MaximumLikelihood",
+    "Outcome",
     "PeriodAverage",
     "PhysicallyConsistent",
     "Processing",
@@ -68,6 +79,7 @@ __all__ = [
     "Trim",
     "Uncertainty",
     "Validation",
+    "Weighting",
     "Whiteness",
     "average_periods",
     "choose_processing",
@@ -90,4 +102,5 @@ __all__ = [
     "tune_loops",
     "validate",
     "whiteness",
+    "zero_phase_response",
 ]

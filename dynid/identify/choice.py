@@ -7,7 +7,9 @@ positions into the regressor (noise that rises with frequency). So among the can
 settings of :meth:`~dynid.identify.processing.Processing.candidates`, identification keeps the
 one whose weighted least-squares residual is the whitest: the smallest mean of
 ``(log f_j)²`` over the outputs, ``f_j`` the factor by which the residual's colour moves the σ
-(:class:`~dynid.identify.residuals.Whiteness`).
+(:class:`~dynid.identify.residuals.Whiteness`). Scores within 0.02 or 20 % of the lowest are
+within the score's own sampling spread: among them the candidate nearest the 1.5 multiple of
+the bandwidth is kept, as without a fit.
 """
 
 from __future__ import annotations
@@ -24,6 +26,11 @@ from .recording import Recording
 from .residuals import whiteness
 
 __all__ = ["Candidate", "choose_processing"]
+
+#: Scores closer than this to the lowest are ties (see :func:`choose_processing`).
+TIE = 0.02
+# Index of the 1.5 multiple among the candidates (the choice without a fit).
+_PREFERRED = 1
 
 
 @dataclass(frozen=True)
@@ -61,13 +68,23 @@ def choose_processing(robot, recordings: Sequence[Recording], processing: Proces
             tried.append(Candidate(option, float(np.mean(np.log(factor) ** 2))))
         except DynidError as exc:  # e.g. too few samples left for this decimation
             tried.append(Candidate(option, float("inf"), str(exc)))
-    best = min(tried, key=lambda c: c.score)
+    best = _whitest(tried)
     if not np.isfinite(best.score):
         raise DataError("processing: no automatic setting could be fitted ("
                         + "; ".join(f"cutoff {c.processing.cutoff:g} Hz: {c.note}"
                                     for c in tried) + "); give cutoff= and decimate=")
     _warn_capped(recordings, best.processing)
     return best.processing, tuple(tried)
+
+
+def _whitest(tried: Sequence[Candidate]) -> Candidate:
+    """The candidate with the lowest score; scores within ``TIE`` (absolute) or 20 % of the
+    lowest are not told apart (the score's spread over a few hundred decimated samples is
+    about 0.02), and among those the one nearest the 1.5 multiple of the bandwidth (the
+    choice without a fit, :meth:`~dynid.identify.processing.Processing.resolve`) is kept."""
+    low = min(c.score for c in tried)
+    ties = [k for k, c in enumerate(tried) if c.score <= low + max(TIE, 0.2 * low)]
+    return tried[min(ties, key=lambda k: abs(k - _PREFERRED))]
 
 
 def _warn_capped(recordings: Sequence[Recording], chosen: Processing) -> None:

@@ -116,8 +116,18 @@ def _recording_options(parser: argparse.ArgumentParser) -> None:
                    help="Butterworth low-pass of the positions, Hz")
     g.add_argument("--order", type=whole(1, 20), default=argparse.SUPPRESS,
                    help="order of that filter (1 to 20)")
-    g.add_argument("--derivatives", choices=("auto", "positions"), default=argparse.SUPPRESS,
-                   help="use recorded velocities/accelerations (auto) or differentiate")
+    g.add_argument("--derivatives", choices=("auto", "positions", "velocities", "recorded"),
+                   default=argparse.SUPPRESS, help="velocities and accelerations from the "
+                   "positions, from recorded velocities (filtered, differentiated), as "
+                   "recorded, or auto (default: as recorded, else velocities, else positions)")
+    speeds = word_or(lambda text: tuple(number(0.0)(x) for x in text.split(",")),
+                     auto="auto", none=None)
+    g.add_argument("--deadzone", type=speeds, default=argparse.SUPPRESS,
+                   metavar="V[,V...]|auto|none", help="leave out a joint's rows where its speed "
+                   "is below V rad/s (m/s); one value, or one per joint")
+    g.add_argument("--rest", type=word_or(number(0.0, 1e6, above=True), auto="auto", none=None),
+                   default=argparse.SUPPRESS, metavar="S|auto|none",
+                   help="leave out spans of S s or more with every joint in its dead zone")
     g.add_argument("--output-cutoff", type=word_or(hz, none=None), default=argparse.SUPPRESS,
                    metavar="HZ|none", help="low-pass of the output, Hz (default: not filtered)")
     g.add_argument("--decimate", type=word_or(whole(1, 10_000), auto="auto"),
@@ -242,14 +252,51 @@ def _processing(args: argparse.Namespace, base=None):
     return replace(base, **given) if base is not None else Processing(**given)
 
 
-def _estimator(args: argparse.Namespace):
+def _weights(args: argparse.Namespace, robot) -> dict:
+    """The estimator settings of ``--sigma``, ``--noise-covariance`` and
+    ``--wls-iterations``, checked against the robot's outputs before anything is computed."""
+    from .weights import given, read_numbers
+
+    sigma = cov = None
+    if args.sigma is not None:
+        try:
+            sigma = [float(x) for x in args.sigma.split(",")]
+        except ValueError:
+            if not Path(args.sigma).is_file():
+                raise DataError(f"--sigma: expected comma-separated noise σ, one per output, "
+                                f"or a file of them, found {excerpt(args.sigma)}") from None
+            sigma = read_numbers(args.sigma, "--sigma file")
+            sigma = sigma.ravel() if 1 in sigma.shape else sigma
+    if args.noise_covariance is not None:
+        cov = read_numbers(args.noise_covariance, "--noise-covariance file")
+    iterations = args.wls_iterations or "auto"
+    options = [o for o, v in (("--sigma", sigma), ("--noise-covariance", cov),
+                              ("--wls-iterations", args.wls_iterations)) if v is not None]
+    allowed = ("wls", "consistent") if args.wls_iterations else ("wls", "consistent",
+                                                                  "gauss-markov")
+    if options and args.method not in allowed:
+        raise DataError(f"{options[0]}: applies to --method {' or '.join(allowed)}, not "
+                        f"{args.method}")
+    n = len(robot.output_names)
+    V = given(sigma, cov, robot.output_names, iterations=iterations,
+              labels=("--sigma", "--noise-covariance", "--wls-iterations"),
+              examples=(f"--sigma {','.join(['0.1'] * n)}",
+                        f"--noise-covariance FILE with {n} rows of {n} numbers"))
+    if args.method not in ("wls", "consistent"):
+        return {"covariance": V} if V is not None else {}
+    key = "wls_iterations" if args.method == "consistent" else "iterations"
+    return {key: iterations, "sigma": sigma, "noise_covariance": cov}
+
+
+def _estimator(args: argparse.Namespace, robot):
     from .consistent import PhysicallyConsistent
     from .estimators import OLS, WLS, GaussMarkov
     from .likelihood import MaximumLikelihood
 
+    weights = _weights(args, robot)
     plain = {"ols": OLS, "wls": WLS, "gauss-markov": GaussMarkov, "ml": MaximumLikelihood}
     if args.method in plain:
-        return plain[args.method]()
+        return plain[args.method](**weights)
     total = tuple(args.total_mass) if args.total_mass else None
     if total is not None and total[0] > total[1]:
         raise DataError(f"--total-mass {total[0]:g} {total[1]:g}: expected LOW ≤ HIGH")
@@ -257,7 +304,7 @@ def _estimator(args: argparse.Namespace):
                                 total_mass=total, com_margin=args.com_margin,
                                 regularization=args.regularization, weight=args.weight,
                                 solver=args.solver, covariance=args.covariance,
-                                draws=args.draws)
+                                draws=args.draws, **weights)
 
 
 def _identify(args: argparse.Namespace) -> None:
@@ -268,7 +315,7 @@ def _identify(args: argparse.Namespace) -> None:
     check_output(args.output, "-o", inputs=[*args.recordings, *robot_file])
     robot = load_robot(args.robot)
     processing = _processing(args)
-    estimator = _estimator(args)
+    estimator = _estimator(args, robot)
     trims = _trims(args.trim, args.recordings)
     recordings = [_read(p, args, robot, trims.get(p)) for p in args.recordings]
     data = IdentificationData(robot, recordings, processing=processing)
@@ -289,6 +336,11 @@ def _identify(args: argparse.Namespace) -> None:
     if result.solver.get("lmi_min_eigenvalue") is not None:
         print(f"solver       {result.solver['solver']} {result.solver['status']}, smallest "
               f"pseudo-inertia eigenvalue {result.solver['lmi_min_eigenvalue']:.3g}")
+    if "weighting" in result.solver:
+        w = result.solver["weighting"]
+        passes = f", {w['iterations']} passes, {'settled' if w['settled'] else 'NOT settled'}" \
+            if "iterations" in w else ""
+        print(f"weights      σ {w['source']}{passes}: " + " ".join(f"{x:.4g}" for x in w["sigma"]))
     print("training RMSE " + " ".join(f"{r:.4g}" for r in result.training_rmse))
     print()
     print(result.uncertainty().table())
@@ -372,6 +424,17 @@ def register(sub: argparse._SubParsersAction) -> None:
                                         "constraints when some are active)")
     g.add_argument("--draws", type=whole(2, 100_000), default=200,
                    help="bootstrap draws")
+    g = ident.add_argument_group("weights of the outputs (wls, consistent; given ones also "
+                                 "gauss-markov)")
+    g.add_argument("--wls-iterations", type=word_or(whole(1, 1000), auto="auto"), default=None,
+                   metavar="N|auto", help="weighted passes: auto (default) until every "
+                                          "output's σ settles; 1: weighted by the OLS residuals")
+    g.add_argument("--sigma", default=None, metavar="S1,S2,...|FILE",
+                   help="noise σ of each output in its unit, or a text file of them: fixed "
+                        "weights instead of σ from the residuals")
+    g.add_argument("--noise-covariance", default=None, metavar="FILE",
+                   help="text file of the outputs' noise covariance (n rows of n numbers): "
+                        "fixed weights")
     ident.set_defaults(func=_identify)
 
     val = sub.add_parser("validate", help="predict recordings with an identification result")

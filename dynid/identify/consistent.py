@@ -40,7 +40,7 @@ from .._files import excerpt
 from ..errors import DataError, DynidWarning, SolverError
 from ..models import Robot
 from .constrained import active_constraints, bootstrap, free_subspace, typical_magnitudes
-from .estimators import Estimator, gauss_markov, weighting_covariance
+from .estimators import Estimator, weighted_fit, weighting_covariance
 from .physical import PSEUDO, com_boxes, lmi_scaling, pseudo_inertia
 
 __all__ = ["PhysicallyConsistent"]
@@ -90,9 +90,18 @@ class PhysicallyConsistent(Estimator):
         Smallest eigenvalue required of each pseudo-inertia (kg·m² and kg mixed; a small
         positive number keeps the masses and inertias strictly physical).
     weighting
-        ``"wls"`` (default): outputs weighted by their first-pass noise level; ``"ols"``;
-        ``"gauss-markov"``: full noise covariance (see
-        :class:`~dynid.identify.estimators.GaussMarkov`).
+        ``"wls"`` (default): outputs weighted by their noise level, iterated from the
+        residuals as :class:`~dynid.identify.estimators.WLS` does (``wls_iterations``), or
+        given (``sigma``, ``noise_covariance``); ``"ols"``; ``"gauss-markov"``: full noise
+        covariance (see :class:`~dynid.identify.estimators.GaussMarkov`).
+    wls_iterations
+        Weighted passes of the ``"wls"`` weighting: ``"auto"`` (until the σ settle) or an
+        integer (1: weighted by the OLS residuals).
+    sigma
+        Noise standard deviation of each output (n,), in the output's unit: fixed weights
+        ``1/σ_j`` of the objective, and of the covariance's sandwich.
+    noise_covariance
+        Or the outputs' noise covariance (n, n) of one sample weighting the objective.
     com_box
         ``"auto"``: boxes from the description (:func:`com_boxes`); a mapping link →
         (lower (3,), upper (3,)) in the link frame (links left out get the automatic box);
@@ -138,11 +147,19 @@ class PhysicallyConsistent(Estimator):
         analytic ones.
     draws, seed
         Bootstrap draws and their seed.
+
+    Examples
+    --------
+    >>> est = PhysicallyConsistent(mass_bounds=0.5).fit(data)          # doctest: +SKIP
+    >>> est.weighting_.sigma         # σ iterated from the residuals   # doctest: +SKIP
+    >>> PhysicallyConsistent(sigma=[0.2, 0.2, 0.05]).fit(data)         # doctest: +SKIP
     """
 
     method = "consistent"
 
     def __init__(self, *, epsilon: float = 1e-6, weighting: str = "wls",
+                 wls_iterations: int | str = "auto", sigma: np.ndarray | None = None,
+                 noise_covariance: np.ndarray | None = None,
                  com_box: str | Mapping | None = "auto", com_margin: float = 0.1,
                  mass_bounds: Mapping | float | None = None,
                  total_mass: tuple[float, float] | None = None,
@@ -151,6 +168,8 @@ class PhysicallyConsistent(Estimator):
                  max_iters: int = 200_000, covariance: str = "auto", draws: int = 200,
                  seed: int = 0):
         self.epsilon, self.weighting = float(epsilon), weighting
+        self.wls_iterations = wls_iterations
+        self.sigma, self.noise_covariance = sigma, noise_covariance
         self.com_box, self.com_margin = com_box, float(com_margin)
         self.mass_bounds, self.total_mass = mass_bounds, total_mass
         self.regularization, self.weight = regularization, float(weight)
@@ -164,16 +183,20 @@ class PhysicallyConsistent(Estimator):
     def _estimate(self, data):
         self._check_settings()
         system = data.system()
-        cov = weighting_covariance(self.weighting, data, system)
+        weighting = weighting_covariance(
+            self.weighting, data, system, **({} if self.weighting != "wls" else dict(
+                sigma=self.sigma, noise_covariance=self.noise_covariance,
+                iterations=self.wls_iterations, iterations_name="wls_iterations")))
+        cov = weighting.covariance
         whitened = system.system(covariance=cov)
         B = data.base.matrix
         A = whitened.R @ B
         built = self._build(data.robot, A, whitened.qty)
         theta, info = self._finish(data.robot, built)
         # The noise as the unconstrained weighted fit's residuals see it.
-        noise = system.residual_covariance(gauss_markov(system, cov)[0])
+        noise = weighted_fit(system, cov)[2]
         out = {"params": theta, "base_params": B @ theta, "noise_covariance": cov,
-               "solver": info}
+               "solver": info, "weighting": weighting}
         rows, names = active_constraints(
             data.robot, theta, epsilon=self.epsilon, boxes=self._boxes(data.robot),
             masses=self._mass_bounds(data.robot), total_mass=self.total_mass)
@@ -206,7 +229,13 @@ class PhysicallyConsistent(Estimator):
     def _check_settings(self) -> None:
         if self.weighting not in ("wls", "ols", "gauss-markov"):
             raise DataError(f"weighting: expected 'wls', 'ols' or 'gauss-markov', found "
-                            f"{self.weighting!r}")
+                            f"{excerpt(self.weighting)}")
+        if self.weighting != "wls":
+            for name in ("sigma", "noise_covariance", "wls_iterations"):
+                value = getattr(self, name)
+                if value is not None and not (isinstance(value, str) and value == "auto"):
+                    raise DataError(f"{name}: applies to weighting='wls', found "
+                                    f"weighting={self.weighting!r}; drop one of them")
         if self.regularization not in (None, "euclidean", "entropic"):
             raise DataError(f"regularization: expected None, 'euclidean' or 'entropic', found "
                             f"{self.regularization!r}")

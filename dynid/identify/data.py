@@ -15,18 +15,28 @@ stays white after decimation (the correlation of neighbouring decimated samples 
 the noise variance at low frequencies, which sets the parameters' uncertainty, is the
 variance per sample within 5 %). It is applied chunk by chunk with an overlap of half its
 length, which gives exactly the samples of a single pass over the whole recording.
+
+Rows near zero velocity and samples at rest are left out as
+:mod:`dynid.identify.exclusion` says: a joint's row at a (decimated) sample whose velocity is in
+its dead zone; every row of a sample at rest, or, with decimation, whose filter window touches
+one. The system keeps the other outputs' rows of such a sample
+(:class:`~dynid.identify.system.JointSystem`), and the residuals hold NaN there.
 """
 
 from __future__ import annotations
 
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import replace
 
 import numpy as np
 
 from ..errors import DataError, DynidWarning
 from ..models import BaseParameters, Regressor, Robot, base_parameters
-from .processing import Processing, _signal, decimation_filter
+from .exclusion import AUTO_REST, Excluded, Exclusion, auto_thresholds
+from .filters import _signal, decimation_filter
+from .outcome import Outcome
+from .processing import Processing
 from .recording import Recording
 from .system import JointSystem
 
@@ -176,20 +186,26 @@ class CompressedData:
             raise DataError(f"system: expected {robot.n} outputs and {self.base.rank} base "
                             f"parameters, found {system.n_outputs} and {system.n_params}")
         self._system = system
-        self.processing = processing or Processing(cutoff=None, decimate=1)
+        self.processing = processing or Processing(cutoff=None, decimate=1, deadzone=None)
         self._output_covariance = output_covariance
 
     @classmethod
-    def from_chunks(cls, robot: Robot,
-                    chunks: Iterable[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]], *,
+    def from_chunks(cls, robot: Robot, chunks: Iterable[tuple[np.ndarray, ...]], *,
                     base: BaseParameters | None = None) -> CompressedData:
         """Accumulate chunks ``(q, v, a, y)`` of basis states and outputs (m, n) one at a time;
-        memory does not depend on how many there are."""
+        memory does not depend on how many there are. A chunk ``(q, v, a, y, keep)`` leaves
+        out the rows where ``keep`` (m, n) is false."""
         reg = Regressor(robot)
         base = base if base is not None else base_parameters(reg)
         system = JointSystem(robot.n, base.rank)
-        for q, v, a, y in chunks:
-            system.add(base.regressor(reg(q, v, a)), y)
+        for chunk in chunks:
+            if len(chunk) not in (4, 5):
+                raise DataError(f"chunks: expected (q, v, a, y) or (q, v, a, y, keep), found "
+                                f"{len(chunk)} arrays")
+            q, v, a, y = chunk[:4]
+            Y, known = reg.affine(q, v, a)
+            system.add(base.regressor(Y), np.asarray(y, dtype=float) - known,
+                       chunk[4] if len(chunk) == 5 else None)
         return cls(robot, system, base=base)
 
     def system(self) -> JointSystem:
@@ -212,13 +228,22 @@ class IdentificationData(CompressedData):
     processing
         How each recording is processed (default: :class:`~dynid.identify.processing.
         Processing`'s defaults); automatic settings are chosen for these recordings by
-        :func:`~dynid.identify.choice.choose_processing`.
+        :func:`~dynid.identify.choice.choose_processing`, and the dead zone from the processed
+        velocities (:mod:`dynid.identify.exclusion`). :attr:`processing` holds the numbers
+        chosen for the filter and, in its ``outcome``, the effective cutoff, the dead zone
+        used and the rows left out.
     base
         Base parameters (default: computed from the robot).
     chunk_size
         Samples per regressor evaluation.
     drop_saturated
         Leave out samples whose output is flagged as saturated.
+
+    Examples
+    --------
+    >>> data = IdentificationData(robot, [rec1, rec2])
+    >>> print(data.processing.summary())
+    >>> data = IdentificationData(robot, rec1, processing=Processing(deadzone=[0.05] * 6))
     """
 
     def __init__(self, robot: Robot, recordings: Recording | Sequence[Recording], *,
@@ -246,6 +271,46 @@ class IdentificationData(CompressedData):
         self.chunk_size = int(chunk_size)
         self.drop_saturated = drop_saturated
         self._processed: tuple[Recording, ...] | None = None
+        #: The dead zone and rests applied (``None``: no row left out).
+        self.exclusion: Exclusion | None = None
+        self.processing = self._resolve_exclusion(processing)
+
+    def _resolve_exclusion(self, processing: Processing) -> Processing:
+        """The processing with its outcome: the dead zone and rests resolved for these data,
+        and what they left out."""
+        rate = min(r.rate for r in self.recordings)
+        if processing.deadzone is None or (processing.deadzone == "auto" and
+                                           processing.period is not None):
+            return replace(processing, outcome=Outcome.of(processing.cutoff, processing.order,
+                                                          rate))
+        automatic = processing.deadzone == "auto"
+        thresholds = auto_thresholds(processing, self.recordings, self.processed, self.robot) \
+            if automatic else processing.deadzone
+        rest = AUTO_REST if processing.rest == "auto" else processing.rest
+        self.exclusion = Exclusion.for_robot(self.robot, thresholds, rest)
+        excluded = self._count_excluded()
+        peaks = np.max([np.abs(r.velocities).max(axis=0) for r in self.processed], axis=0)
+        excluded.check(self.exclusion, peaks, self.robot.basis_units, automatic=automatic)
+        return replace(processing, outcome=Outcome.of(processing.cutoff, processing.order, rate,
+                                                      excluded))
+
+    def _count_excluded(self) -> Excluded:
+        D = int(self.processing.decimate)
+        rows = np.zeros(self.robot.n, dtype=int)
+        dead = np.zeros(self.robot.n, dtype=int)
+        rest = 0
+        seconds = 0.0
+        for rec in self.processed:
+            _, sat, at_rest, zone = self._masks(rec, D)
+            rows += int((~sat).sum())
+            dead += (zone & ~(sat | at_rest)[:, None]).sum(axis=0)
+            rest += int((at_rest & ~sat).sum())
+            if self.exclusion.rest is not None:
+                still = self.exclusion.flags(rec)[1]
+                seconds += float(still.sum()) / rec.rate
+        return Excluded(tuple(self.robot.output_names),
+                        tuple(float(t) for t in self.exclusion.thresholds), self.exclusion.rest,
+                        tuple(int(r) for r in rows), tuple(int(d) for d in dead), rest, seconds)
 
     @property
     def processed(self) -> tuple[Recording, ...]:
@@ -278,56 +343,76 @@ class IdentificationData(CompressedData):
         """The compressed system of processed recordings, decimated by ``decimate``
         (default: as this data's processing says)."""
         system = JointSystem(self.robot.n, self.base.rank)
-        for Yb, y in self.rows(recordings, decimate=decimate):
-            system.add(Yb, y)
-        if system.n_samples * self.robot.n < self.base.rank:
-            raise DataError(f"identification: {system.n_samples} samples of "
-                            f"{self.robot.n} outputs for {self.base.rank} base parameters; "
-                            "record more samples")
+        for Yb, y, keep in self.rows(recordings, decimate=decimate):
+            system.add(Yb, y, keep)
+        rows = int(system.rows.sum())
+        if rows < self.base.rank:
+            left = "" if rows == system.n_samples * self.robot.n else \
+                f" ({rows} rows left after the dead zone and the rests)"
+            raise DataError(f"identification: {system.n_samples} samples of {self.robot.n} "
+                            f"outputs for {self.base.rank} base parameters{left}; record more "
+                            "samples")
         return system
 
     def residuals(self, base_params: np.ndarray, recordings: Sequence[Recording] | None = None,
                   *, decimate: int | None = None) -> list[np.ndarray]:
         """The residual ``Y_b θ_b − y`` (m, n) of each processed recording (default: this
         data's), in time order, as the system saw it (decimated by ``decimate``, default as the
-        processing says, without saturated samples)."""
+        processing says, without saturated samples), NaN at the rows left out."""
         D = int(self.processing.decimate if decimate is None else decimate)
         out = []
         for rec in self.processed if recordings is None else recordings:
-            parts = [Yb @ base_params - y for Yb, y in self._recording_rows(rec, D)]
+            parts = [np.where(keep, Yb @ base_params - y, np.nan)
+                     for Yb, y, keep in self._recording_rows(rec, D)]
             out.append(np.vstack(parts) if parts else np.zeros((0, self.robot.n)))
         return out
 
     def rows(self, recordings: Sequence[Recording] | None = None, *,
-             decimate: int | None = None) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        """Chunks ``(Y_b, y)`` — base regressor (m, n, b) and output (m, n) — of processed
-        recordings (default: this data's), decimated by ``decimate`` (default: as the
-        processing says)."""
+             decimate: int | None = None) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """Chunks ``(Y_b, y, keep)`` — base regressor (m, n, b), output less the known bodies'
+        (m, n) and which rows are used (m, n), false near zero velocity and at rest — of
+        processed recordings (default: this data's), decimated by ``decimate`` (default: as
+        the processing says), without saturated samples."""
         D = int(self.processing.decimate if decimate is None else decimate)
         for rec in self.processed if recordings is None else recordings:
             yield from self._recording_rows(rec, D)
 
+    def _masks(self, rec: Recording, D: int
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The samples kept by decimation by ``D`` (all for 1), and at each: saturated (m,),
+        at rest (m,) (with decimation: a flagged sample in the filter's window), and the rows
+        in a dead zone (m, n) (at the kept sample itself)."""
+        N = rec.n_samples
+        sat = rec.saturated.any(axis=1) if self.drop_saturated else np.zeros(N, dtype=bool)
+        if self.exclusion is None:
+            dead, rest = np.zeros((N, self.robot.n), dtype=bool), np.zeros(N, dtype=bool)
+        else:
+            dead, rest = self.exclusion.flags(rec)
+        if D == 1:
+            return np.arange(N), sat, rest, dead
+        centers = _plan(N, D)[2]
+        return centers, decimated_flags(sat, D), decimated_flags(rest, D), dead[centers]
+
     def _recording_rows(self, rec: Recording, D: int
-                        ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+                        ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
         q, v, a, y = rec.positions, rec.velocities, rec.accelerations, rec.output
-        bad = rec.saturated.any(axis=1) if self.drop_saturated else \
-            np.zeros(rec.n_samples, dtype=bool)
+        centers, bad, rest, dead = self._masks(rec, D)
+        use = ~(rest[:, None] | dead)
         C = self.chunk_size
         if D == 1:
             for start in range(0, rec.n_samples, C):
                 sl = slice(start, start + C)
                 keep = ~bad[sl]
-                Yb = self.base.regressor(self.regressor(q[sl], v[sl], a[sl]))
-                yield Yb[keep], y[sl][keep]
+                Y, known = self.regressor.affine(q[sl], v[sl], a[sl])
+                yield self.base.regressor(Y)[keep], (y[sl] - known)[keep], use[sl][keep]
             return
-        h, L, centers, first = _plan(rec.n_samples, D)
-        touched = decimated_flags(bad, D)
+        h, L, _, first = _plan(rec.n_samples, D)
         per_chunk = max(1, C // D)
         for j0 in range(0, len(centers), per_chunk):
             c = centers[j0:j0 + per_chunk]
             sl = slice(c[0] - L, c[-1] + L + 1)
-            Yb = self.base.regressor(self.regressor(q[sl], v[sl], a[sl]))
-            Yf = _signal().upfirdn(h, Yb, down=D, axis=0)[first:first + len(c)]
-            yf = _signal().upfirdn(h, y[sl], down=D, axis=0)[first:first + len(c)]
-            keep = ~touched[j0:j0 + len(c)]
-            yield Yf[keep], yf[keep]
+            Y, known = self.regressor.affine(q[sl], v[sl], a[sl])
+            Yf = _signal().upfirdn(h, self.base.regressor(Y), down=D, axis=0)[first:first + len(c)]
+            yf = _signal().upfirdn(h, y[sl] - known, down=D, axis=0)[first:first + len(c)]
+            keep = ~bad[j0:j0 + len(c)]
+            yield Yf[keep], yf[keep], use[j0:j0 + len(c)][keep]

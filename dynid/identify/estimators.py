@@ -12,6 +12,10 @@ validates, solves and returns ``self``; what it learned ends in ``_``:
 ``noise_covariance_``
     output noise covariance (n, n) of one sample that weighted the estimate (given or
     estimated from residuals);
+``weighting_``
+    for weighted estimates, the :class:`~dynid.identify.weights.Weighting`: the σ, where
+    they came from, and for σ iterated from the residuals the passes and whether they
+    settled (also in the result's ``solver["weighting"]``);
 ``result_``
     the :class:`~dynid.identify.result.IdentificationResult`.
 
@@ -20,8 +24,11 @@ regressor, ``y`` the outputs and ``Σ`` the output noise covariance of one sampl
 
 * OLS: ``θ = argmin ‖W θ − y‖``, ``P = (WᵀW)⁻¹ (Σ_ij Σ̂_ij W_iᵀ W_j) (WᵀW)⁻¹`` with ``Σ̂``
   the residual covariance of the outputs (``σ² (WᵀW)⁻¹`` when they share one noise level);
-* WLS: each output weighted by ``1/σ_j`` from the residuals of a first OLS pass (Gautier),
-  with the same sandwich covariance for its weighting;
+* WLS: each output weighted by ``1/σ_j``, the σ given or estimated from the residuals: a
+  first pass weighted by the OLS residuals (Gautier), then passes weighted by the previous
+  residuals until the σ settle (:mod:`dynid.identify.weights`); its covariance is the same
+  sandwich for its weighting, with each output's residual covariance taken over its own
+  degrees of freedom;
 * Gauss–Markov (Abdellatif (9)–(10)): ``θ = (Wᵀ Σ⁻¹ W)⁻¹ Wᵀ Σ⁻¹ y`` and
   ``P = (Wᵀ Σ⁻¹ W)⁻¹``, with the full ``Σ`` given, taken from period averaging, or estimated
   from first-pass residuals.
@@ -35,12 +42,20 @@ import warnings
 import numpy as np
 
 from .._blas import single_threaded
-from .._files import excerpt
 from ..errors import DataError, DynidWarning, SolverError
 from .data import CompressedData, IdentificationData
 from .residuals import Whiteness, whiteness
 from .result import IdentificationResult
 from .system import JointSystem, LinearSystem, RankDeficient
+from .weights import (
+    MAX_ITERATIONS,
+    TOLERANCE,
+    Weighting,
+    check_iterations,
+    check_noise_covariance,
+    given,
+    iterate,
+)
 
 __all__ = ["OLS", "WLS", "Estimator", "GaussMarkov"]
 
@@ -81,9 +96,12 @@ class Estimator:
         self.cov_ = Bp @ self.base_cov_ @ Bp.T
         self.noise_covariance_ = out["noise_covariance"]
         gram = system.residuals_gram(B @ self.params_)
-        rmse = np.sqrt(np.diag(gram) / system.n_samples)
+        rmse = np.sqrt(np.diag(gram) / np.maximum(system.rows, 1))  # over each output's rows
         solver = dict(out.get("solver", {}))
         solver["time"] = time.perf_counter() - start
+        if "weighting" in out:
+            self.weighting_ = out["weighting"]
+            solver["weighting"] = self.weighting_.to_json()
         diagnostics = dict(out.get("diagnostics", {}))
         white = residual_whiteness(data, out.get("residuals"))
         if white is not None:
@@ -199,35 +217,91 @@ class OLS(Estimator):
 
 class WLS(Estimator):
     """Weighted least squares: each output weighted by the inverse of its noise standard
-    deviation, estimated from the residuals of a first OLS pass.
+    deviation σ.
+
+    By default the σ come from the residuals and are iterated until they settle: a first pass
+    weighted by the OLS residuals, then each pass weighted by the residuals of the previous
+    one, until every σ changes by less than ``tolerance`` (relative). The OLS residual of a
+    quiet output carries the noise of the loud ones; the passes take it out. Or the σ are
+    given, and fixed.
 
     Its covariance is the sandwich with the full residual covariance of the outputs (see
     :meth:`~dynid.identify.system.JointSystem.covariance`), so it stays honest when the
-    outputs' noise is correlated.
+    outputs' noise is correlated or the σ given are wrong; each output's residual variance is
+    taken over its own degrees of freedom ``N − h_j`` (its share of the fit's leverage, see
+    :mod:`dynid.identify.weights`).
 
     Parameters
     ----------
     iterations
-        Weighted passes (1: one pass, weighted from the OLS residuals; each further pass is
-        weighted from the residuals of the previous one).
+        ``"auto"`` (default): weighted passes until the σ settle, at most
+        ``max_iterations``, with a :class:`~dynid.errors.DynidWarning` naming the outputs
+        whose σ did not; an integer k: exactly k passes (1: the single pass weighted by the
+        OLS residuals).
+    tolerance
+        Relative change of every σ below which the passes stop.
+    max_iterations
+        Most passes for ``"auto"``.
+    sigma
+        Noise standard deviation of each output (n,), in the output's unit (N·m, A...): fixed
+        weights ``1/σ_j`` instead of σ from the residuals.
+    noise_covariance
+        Or the outputs' noise covariance (n, n) of one sample: each sample's outputs weighted
+        by its inverse.
+
+    Examples
+    --------
+    >>> est = WLS().fit(data)                                    # doctest: +SKIP
+    >>> est.weighting_.sigma, est.weighting_.iterations          # doctest: +SKIP
+    (array([0.21, 0.19, 0.02]), 4)
+    >>> WLS(iterations=1).fit(data)                              # doctest: +SKIP
+    >>> WLS(sigma=[0.5, 0.5, 0.05]).fit(data)                    # doctest: +SKIP
     """
 
     method = "wls"
 
-    def __init__(self, *, iterations: int = 1):
-        self.iterations = iterations
+    def __init__(self, *, iterations: int | str = "auto", tolerance: float = TOLERANCE,
+                 max_iterations: int = MAX_ITERATIONS, sigma: np.ndarray | None = None,
+                 noise_covariance: np.ndarray | None = None):
+        self.iterations, self.tolerance = iterations, tolerance
+        self.max_iterations = max_iterations
+        self.sigma, self.noise_covariance = sigma, noise_covariance
 
     def _estimate(self, data):
-        _check_count("iterations", self.iterations, 1, 1000)
         system = data.system()
-        cov = first_pass_covariance(system, diagonal=True)
-        for _ in range(self.iterations - 1):
-            theta, _, _ = gauss_markov(system, cov)
-            cov = np.diag(np.diag(system.residual_covariance(theta)))
-        theta, _, _ = gauss_markov(system, cov)
-        noise = system.residual_covariance(theta)
-        return {"base_params": theta, "base_cov": system.covariance(cov, noise),
-                "noise_covariance": cov}
+        weighting = wls_weighting(data, system, sigma=self.sigma,
+                                  noise_covariance=self.noise_covariance,
+                                  iterations=self.iterations, tolerance=self.tolerance,
+                                  max_iterations=self.max_iterations)
+        theta, cov, _ = weighted_fit(system, weighting.covariance)
+        return {"base_params": theta, "base_cov": cov,
+                "noise_covariance": weighting.covariance, "weighting": weighting}
+
+
+def wls_weighting(data: CompressedData, system: JointSystem, *, sigma=None,
+                  noise_covariance=None, iterations: int | str = "auto",
+                  tolerance: float = TOLERANCE, max_iterations: int = MAX_ITERATIONS,
+                  iterations_name: str = "iterations") -> Weighting:
+    """The weighting of :class:`WLS` with these settings: the σ given, or iterated from the
+    residuals (``iterations_name``: how messages call ``iterations``)."""
+    check_iterations(iterations, tolerance, max_iterations, name=iterations_name)
+    names = data.robot.output_names
+    V = given(sigma, noise_covariance, names, iterations=iterations,
+              labels=("sigma", "noise_covariance", iterations_name))
+    if V is not None:
+        return Weighting(V, "given")
+    return iterate(system, first_pass_covariance(system, diagonal=True), names,
+                   iterations=iterations, tolerance=tolerance, max_iterations=max_iterations)
+
+
+def weighted_fit(system: JointSystem, weighting: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The estimate weighted by the output covariance ``weighting`` (n, n), its sandwich
+    covariance, and the residual covariance of the outputs (over each output's own degrees
+    of freedom) that the sandwich holds."""
+    theta = system.system(covariance=weighting).solve()
+    noise = system.residual_covariance(theta, weighting=weighting)
+    return theta, system.covariance(weighting, noise), noise
 
 
 class GaussMarkov(Estimator):
@@ -254,18 +328,18 @@ class GaussMarkov(Estimator):
                 "covariance_method": "gauss-markov"}
 
 
-def weighting_covariance(weighting: str, data: CompressedData, system: JointSystem
-                         ) -> np.ndarray:
-    """The output noise covariance an estimate weighted by ``weighting`` uses: ``"ols"``,
-    ``σ² I`` with ``σ²`` the OLS residual variance; ``"wls"``, the diagonal of the first-pass
-    residual covariance (as :class:`WLS`); ``"gauss-markov"``, as
-    :class:`GaussMarkov` (``covariance="auto"``)."""
+def weighting_covariance(weighting: str, data: CompressedData, system: JointSystem,
+                         **wls) -> Weighting:
+    """The output weighting an estimate weighted by ``weighting`` uses: ``"ols"``,
+    ``σ² I`` with ``σ²`` the OLS residual variance; ``"wls"``, as :class:`WLS` with the
+    settings ``wls`` (``sigma``, ``noise_covariance``, ``iterations``); ``"gauss-markov"``,
+    as :class:`GaussMarkov` (``covariance="auto"``)."""
     if weighting == "ols":
-        return ols(system)[2] * np.eye(system.n_outputs)
+        return Weighting(ols(system)[2] * np.eye(system.n_outputs), "ols")
     if weighting == "wls":
-        return first_pass_covariance(system, diagonal=True)
+        return wls_weighting(data, system, **wls)
     if weighting == "gauss-markov":
-        return resolve_covariance("auto", data, system)
+        return Weighting(resolve_covariance("auto", data, system), "gauss-markov")
     raise DataError(f"weighting: expected 'wls', 'ols' or 'gauss-markov', found {weighting!r}")
 
 
@@ -283,15 +357,7 @@ def resolve_covariance(setting, data: CompressedData, system: JointSystem) -> np
         if setting != "residuals" and known is not None:
             return known
         return first_pass_covariance(system, diagonal=False)
-    cov = np.asarray(setting, dtype=float)
-    n = system.n_outputs
-    if cov.shape != (n, n):
-        raise DataError(f"covariance: expected shape ({n}, {n}), found {cov.shape}")
-    return cov
-
-
-def _check_count(name: str, value, low: int, high: int) -> None:
-    if not (isinstance(value, int | np.integer) and not isinstance(value, bool)
-            and low <= value <= high):
-        raise DataError(f"{name}: expected an integer between {low} and {high}, found "
-                        f"{excerpt(value)}")
+    names = data.robot.output_names
+    return check_noise_covariance(setting, names, name="covariance",
+                                  example="covariance=np.diag([" + ", ".join(
+                                      ["0.1"] * len(names)) + "]) ** 2")

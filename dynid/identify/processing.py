@@ -1,21 +1,28 @@
-"""Signal processing before identification: filtering, differentiation, period averaging.
+"""Signal processing before identification: filtering, differentiation, period averaging,
+exclusion of rows near zero velocity.
 
 * Time domain: a zero-phase Butterworth low-pass (forward and backward, so no delay) of the
-  positions, then second-order central differences for velocities and accelerations.
+  positions (and of recorded velocities and accelerations when they are used), then
+  fourth-order central differences (:mod:`dynid.identify.filters`, :mod:`dynid.identify.states`).
 * Periodic excitation: the periods are averaged, low-passed in the frequency domain and
   differentiated spectrally (:mod:`dynid.identify.periodic`).
 * The measured torque or current is never low-passed on its own (Leborne IV-D, Abdellatif
   3.3: filtering it alone distorts the friction discontinuities and the model relation);
   it goes through the same decimation filter as the regressor (Gautier's parallel
   filtering, :mod:`dynid.identify.data`).
+* Rows near zero velocity and samples at rest are left out (:mod:`dynid.identify.exclusion`).
 
 The defaults are for a user who does not know about filtering (``Processing()``):
 
 * ``cutoff="auto"``: the positions are low-passed at a multiple (1, 1.5, 2 or 3) of the
   frequency where their spectrum meets its noise floor (:func:`signal_bandwidth`: the highest
   frequency at which the spectrum of the position increments stands ten times above its
-  floor; the highest over every coordinate and recording). Positions whose spectrum stands
-  above the floor up to 80 % of the Nyquist frequency are not filtered;
+  floor; the highest over every coordinate and recording; of the recorded velocities instead
+  when the accelerations are derived from them). Positions whose spectrum stands above the
+  floor up to 80 % of the Nyquist frequency are not filtered. ``cutoff`` is the design cutoff
+  of the Butterworth filter; applied forward and backward it is a filter of twice the order,
+  −6 dB at ``cutoff`` and −3 dB at :attr:`Processing.effective_cutoff` (0.90 ``cutoff`` for
+  order 4);
 * ``decimate="auto"``: the regressor and the output are filtered alike and decimated so that
   the new Nyquist frequency is about half the cutoff, ``D = ⌊rate / cutoff⌋``: below it the
   position filter changes little, above it what the filter changed is removed from both
@@ -26,8 +33,13 @@ The defaults are for a user who does not know about filtering (``Processing()``)
   reported uncertainty assumes a white residual: a cutoff too low distorts the motion, one too
   high lets the noise of differentiated positions into the regressor, and both colour the
   residual. Without a fit (validation with given parameters) the 1.5 multiple is taken;
-* recordings that carry their velocities and accelerations are used as recorded (no filter,
-  no decimation) unless asked;
+* ``derivatives="auto"``: a recording with velocities and accelerations is used as recorded
+  (no filter, no decimation: the capture software derived and filtered them); one with
+  velocities only has them low-passed like the positions and differentiated for the
+  accelerations; one with positions only has them differentiated twice;
+* ``deadzone="auto"``, ``rest="auto"``: per joint, the rows at samples where its speed is
+  below ``max(1 % of its peak speed, 3 σ of its velocity noise)`` are left out, and every row
+  of spans of 0.1 s or more where all joints are that slow (not with a period);
 * with a period (periodic excitation), the periods are averaged and filtered in the frequency
   domain instead, and nothing is decimated.
 
@@ -38,132 +50,40 @@ results so validation processes its data the same way: results store the numbers
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 
 import numpy as np
 
 from .._files import excerpt
 from ..errors import DataError, DynidWarning
+from .exclusion import check_settings
+from .filters import (
+    TAPS_PER_FACTOR,
+    _signal,  # noqa: F401  (imported from here by the simulator)
+    decimation_filter,
+    differentiate,
+    lowpass,
+    signal_bandwidth,
+    zero_phase_response,
+)
+from .outcome import KEYS as OUTCOME_KEYS
+from .outcome import Outcome
 from .periodic import PeriodAverage, average_periods, spectral_states
 from .recording import Recording
+from .states import DERIVATIVES, derivative_source, derive_states
 
-__all__ = ["Processing", "decimation_filter", "differentiate", "lowpass", "signal_bandwidth"]
+__all__ = ["Processing", "decimation_filter", "differentiate", "lowpass", "signal_bandwidth",
+           "zero_phase_response"]
 
 #: Largest decimation factor accepted.
 MAX_DECIMATE = 10_000
-#: Taps of the decimation filter per unit of the decimation factor.
-TAPS_PER_FACTOR = 16
 # Decimated samples an automatic decimation leaves at least, per recording.
 _MIN_DECIMATED = 100
 # Automatic cutoffs tried, in multiples of the positions' signal bandwidth.
 _CUTOFF_MULTIPLES = (1.0, 1.5, 2.0, 3.0)
-#: A spectrum "stands above its noise floor" by this factor (10 dB).
-_FLOOR_RATIO = 10.0
-
-
-def _signal():
-    """scipy.signal, imported on first use (it takes about half a second to import)."""
-    import scipy.signal
-
-    return scipy.signal
-
-
-def lowpass(x: np.ndarray, rate: float, cutoff: float, order: int = 4, *,
-            periodic: bool = False) -> np.ndarray:
-    """Zero-phase Butterworth low-pass of ``x`` (N, ...) along its first axis.
-
-    Parameters
-    ----------
-    x
-        Uniformly sampled signal(s), (N, ...).
-    rate, cutoff
-        Sample rate and cutoff frequency in Hz (``cutoff < rate / 2``).
-    order
-        Order of the filter (applied twice, forward and backward).
-    periodic
-        Treat ``x`` as one period of a periodic signal (filter its periodic extension).
-    """
-    if not 0 < cutoff < rate / 2:
-        raise DataError(f"cutoff: expected a frequency between 0 and the Nyquist frequency "
-                        f"{rate / 2:g} Hz, found {cutoff:g} Hz")
-    x = np.asarray(x, dtype=float)
-    N = x.shape[0]
-    pad = 3 * (2 * ((int(order) + 1) // 2) + 1)  # scipy's padding for the sections of sos
-    if not periodic and pad >= N:
-        raise DataError(f"lowpass: {N} samples are too few for an order-{order} "
-                        f"filter (needs more than {pad}); record longer or lower the order")
-    if cutoff * N / rate < 1:
-        raise DataError(f"cutoff: {cutoff:g} Hz is less than one cycle over the recording "
-                        f"({N} samples at {rate:g} Hz); a low-pass that slow removes "
-                        "the motion itself. Raise the cutoff, or set none")
-    sos = _signal().butter(int(order), cutoff, fs=rate, output="sos")
-    if periodic:
-        return _signal().sosfiltfilt(sos, np.concatenate([x, x, x]), axis=0)[N:2 * N]
-    return _signal().sosfiltfilt(sos, x, axis=0)
-
-
-def decimation_filter(factor: int) -> np.ndarray:
-    """Symmetric low-pass FIR for decimation by ``factor``: ``TAPS_PER_FACTOR · factor + 1``
-    taps (Hamming window), unit DC gain, cutoff at the new Nyquist frequency (see
-    :mod:`dynid.identify.data`)."""
-    return _signal().firwin(TAPS_PER_FACTOR * factor + 1, 1.0 / factor)
-
-
-def signal_bandwidth(x: np.ndarray, rate: float) -> np.ndarray:
-    """Highest frequency (Hz) at which each column of ``x`` (N, n) carries signal above its
-    noise floor.
-
-    The spectrum of the increments ``x[k+1] − x[k]`` (which flattens the steep spectrum of a
-    motion, so the window's leakage cannot hide the floor) is estimated by Welch's method; its
-    noise floor is the median over the top fifth of the band, and the bandwidth is the highest
-    frequency at which the spectrum stands ten times above it (0 when it never does). A
-    column without a floor (its spectrum still falls by more than three times from 60–80 % to
-    80–100 % of the band: it is signal up to the Nyquist frequency) gives the Nyquist
-    frequency.
-    """
-    dx = np.diff(np.asarray(x, dtype=float), axis=0)
-    N = dx.shape[0]
-    if N < 16:
-        raise DataError(f"signal bandwidth: {N + 1} samples are too few to estimate a spectrum")
-    nperseg = int(min(N, max(64, 2 ** round(np.log2(N / 8)))))
-    f, P = _signal().welch(dx, fs=rate, nperseg=nperseg, axis=0)
-    floor = np.median(P[f >= 0.8 * f[-1]], axis=0)
-    below = np.median(P[(f >= 0.6 * f[-1]) & (f < 0.8 * f[-1])], axis=0)
-    above = _FLOOR_RATIO * floor < P
-    out = np.zeros(P.shape[1])
-    for j in range(P.shape[1]):
-        hits = np.flatnonzero(above[:, j])
-        if below[j] > 3 * floor[j]:
-            out[j] = f[-1]
-        elif len(hits):
-            out[j] = f[hits[-1]]
-    return out
-
-
-def differentiate(x: np.ndarray, time: np.ndarray, *, periodic: bool = False) -> np.ndarray:
-    """Time derivative of ``x`` (N, ...) along its first axis.
-
-    Uniformly sampled data get fourth-order central differences
-    ``(x[k−2] − 8 x[k−1] + 8 x[k+1] − x[k+2]) / (12 dt)`` (second-order ones at the two
-    samples next to each end, wrapped around for one ``periodic`` period); non-uniform data get
-    second-order differences for uneven spacing. The fourth-order stencil keeps the error on a
-    sinusoid of frequency f at ``(2π f dt)⁴ / 30`` rather than ``(2π f dt)² / 6``, which matters
-    once the output noise is small.
-    """
-    x = np.asarray(x, dtype=float)
-    dt = np.diff(time)
-    if not periodic and (x.shape[0] < 5 or np.ptp(dt) > 1e-6 * np.median(dt)):
-        return np.gradient(x, time, axis=0, edge_order=2)
-    h = float(np.median(dt))
-    if periodic:
-        return (np.roll(x, 2, axis=0) - 8 * np.roll(x, 1, axis=0) + 8 * np.roll(x, -1, axis=0)
-                - np.roll(x, -2, axis=0)) / (12 * h)
-    out = np.gradient(x, h, axis=0, edge_order=2)
-    out[2:-2] = (x[:-4] - 8 * x[1:-3] + 8 * x[3:-1] - x[4:]) / (12 * h)
-    return out
-
 
 @dataclass(frozen=True)
 class Processing:
@@ -175,11 +95,17 @@ class Processing:
         Butterworth low-pass of the positions: a frequency in Hz, ``"auto"`` (default: a
         multiple of where the positions' spectrum meets its noise floor, chosen by the
         residual's whiteness; see the module docstring) or ``None`` (not filtered); and its
-        order (applied forward and backward, so the magnitude response is squared: −6 dB at
-        the cutoff).
+        order. ``cutoff`` is the design cutoff (``scipy.signal.butter``'s): the filter is
+        applied forward and backward, which squares its magnitude response, so the positions
+        go through a filter of order ``2 order`` that is −6 dB at ``cutoff`` and −3 dB at
+        :meth:`effective_cutoff` (0.90 ``cutoff`` for order 4).
     derivatives
-        ``"auto"``: use recorded velocities and accelerations when present, else differentiate
-        the (filtered) positions; ``"positions"``: always differentiate the positions.
+        Where the velocities and accelerations come from (:mod:`dynid.identify.states`):
+        ``"positions"`` (differentiated twice), ``"velocities"`` (recorded velocities
+        low-passed like the positions, differentiated for the accelerations), ``"recorded"``
+        (recorded velocities and accelerations as they are), or ``"auto"`` (default): as
+        recorded when a recording carries both, from its velocities when it carries only
+        those, else from its positions.
     output_cutoff
         Low-pass of the output in Hz (default ``None``: the output goes only through the
         decimation filter, alike with the regressor).
@@ -195,6 +121,27 @@ class Processing:
         averaged period (``None`` with a period: keep every harmonic below Nyquist).
     skip
         Samples dropped at the start of each recording.
+    deadzone
+        Speed per joint (rad/s, m/s for a prismatic joint) below which that joint's rows are
+        left out (:mod:`dynid.identify.exclusion`): one value for every joint, one per joint,
+        ``"auto"`` (default: ``max(1 % of the joint's peak speed, 3 σ of its velocity
+        noise)``; none for samples at unrelated states, nor with a period: averaging removes
+        the velocity noise, and maximum likelihood chooses its own filter) or ``None``
+        (nothing left out).
+    rest
+        Shortest span (s) during which every joint in its dead zone counts as rest, left out
+        for every joint (``"auto"``: 0.1 s; ``None``: rests not looked for).
+    outcome
+        Filled by identification, not a setting: the sample rate, the filter's effective
+        cutoff and order there, the dead zone used and the rows left out
+        (:class:`~dynid.identify.outcome.Outcome`). Automatic settings stay ``"auto"``, so
+        identifying other data with these settings chooses them again.
+
+    Examples
+    --------
+    >>> Processing(cutoff=10.0, derivatives="velocities", deadzone=[0.05, 0.05, 0.08])
+    >>> Processing(deadzone=None)     # keep every row
+    >>> Processing(cutoff=10.0).effective_cutoff(1000.0)   # (8.96..., 8)
     """
 
     cutoff: float | str | None = "auto"
@@ -206,11 +153,14 @@ class Processing:
     skip_periods: int = 1
     harmonics_cutoff: float | None = None
     skip: int = 0
+    deadzone: float | tuple[float, ...] | str | None = "auto"
+    rest: float | str | None = "auto"
+    outcome: Outcome | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
-        if self.derivatives not in ("auto", "positions"):
-            raise DataError(f"derivatives: expected 'auto' or 'positions', found "
-                            f"{excerpt(self.derivatives)}")
+        if self.derivatives not in DERIVATIVES:
+            raise DataError(f"derivatives: expected one of {', '.join(map(repr, DERIVATIVES))}"
+                            f", found {excerpt(self.derivatives)}")
         for name in ("cutoff", "output_cutoff", "period", "harmonics_cutoff"):
             value = getattr(self, name)
             if name == "cutoff" and isinstance(value, str):
@@ -229,19 +179,37 @@ class Processing:
         _check_int("skip_periods", self.skip_periods, 0, None, "periods dropped at the start")
         if self.harmonics_cutoff is not None and self.period is None:
             raise DataError("harmonics_cutoff needs the excitation period (period=...)")
+        if isinstance(self.deadzone, np.ndarray):
+            object.__setattr__(self, "deadzone", tuple(self.deadzone.reshape(-1).tolist()))
+        check_settings(self.deadzone, self.rest)
+        if isinstance(self.deadzone, Sequence) and not isinstance(self.deadzone, str):
+            object.__setattr__(self, "deadzone", tuple(float(x) for x in self.deadzone))
+        if self.outcome is not None and not isinstance(self.outcome, Outcome):
+            raise DataError(f"outcome: expected an Outcome filled by identification, found "
+                            f"{excerpt(self.outcome)}; leave it out")
 
     @property
     def resolved(self) -> bool:
-        """Whether every automatic setting has been replaced by a number."""
+        """Whether the filter and decimation are numbers (the dead zone is resolved with the
+        processed data, by :class:`~dynid.identify.data.IdentificationData`)."""
         return self.cutoff != "auto" and self.decimate != "auto"
+
+    def effective_cutoff(self, rate: float) -> tuple[float, int] | None:
+        """The −3 dB frequency (Hz) and order of the forward–backward low-pass of the
+        positions at ``rate`` Hz (:func:`~dynid.identify.filters.zero_phase_response`);
+        ``None`` without a numeric cutoff."""
+        if not _is_number(self.cutoff):
+            return None
+        return zero_phase_response(float(self.cutoff), self.order, rate)
 
     def candidates(self, recordings: Recording | Sequence[Recording]) -> list[Processing]:
         """Settings with the automatic ones replaced, for ``recordings`` (raw, as recorded):
-        a cutoff of 1, 1.5, 2 and 3 times the positions' signal bandwidth (those below 80 %
-        of the Nyquist frequency; the highest bandwidth over every coordinate and recording),
-        each with its decimation ``⌊rate / cutoff⌋``. One candidate when nothing is automatic,
-        with a period, when the positions need no filter, or when every recording carries its
-        velocities and accelerations (used as recorded: no cutoff, no decimation)."""
+        a cutoff of 1, 1.5, 2 and 3 times the signal bandwidth of the positions (of the
+        recorded velocities where the accelerations come from them; those below 80 % of the
+        Nyquist frequency; the highest bandwidth over every coordinate and recording), each
+        with its decimation ``⌊rate / cutoff⌋``. One candidate when nothing is automatic,
+        with a period, when the signals need no filter, or when every recording's velocities
+        and accelerations are used as recorded (no cutoff, no decimation)."""
         if self.resolved:
             return [self]
         recs = (recordings,) if isinstance(recordings, Recording) else tuple(recordings)
@@ -249,12 +217,11 @@ class Processing:
             return [replace(self, cutoff=None if self.cutoff == "auto" else self.cutoff,
                             decimate=1 if self.decimate == "auto" else self.decimate)]
         recs = tuple(r.skip(self.skip) if self.skip else r for r in recs)
-        recorded = self.derivatives == "auto" and all(
-            r.velocities is not None and r.accelerations is not None for r in recs)
-        if self.cutoff == "auto" and recorded:
+        sources = [derivative_source(r, self.derivatives) for r in recs]
+        if self.cutoff == "auto" and all(s == "recorded" for s in sources):
             cutoffs = [None]  # states recorded with their derivatives are used as they are
         elif self.cutoff == "auto":
-            band = _bandwidth(recs)
+            band = _bandwidth(recs, sources)
             nyquist = min(r.rate for r in recs) / 2
             cutoffs = [float(f"{m * band:.3g}") for m in _CUTOFF_MULTIPLES
                        if band is not None and m * band < 0.8 * nyquist] or [None]
@@ -271,16 +238,63 @@ class Processing:
         options = self.candidates(recordings)
         return options[min(1, len(options) - 1)]
 
+    def summary(self, rate: float | None = None) -> str:
+        """The settings in words, with the filter's effective cutoff and order at ``rate``
+        (default: the rate of the data it was resolved for) and the rows left out."""
+        outcome = self.outcome
+        rate = rate if rate is not None else outcome.rate if outcome is not None else None
+        if self.period is not None:
+            band = "every harmonic" if self.harmonics_cutoff is None else \
+                f"harmonics up to {self.harmonics_cutoff:g} Hz"
+            lines = [f"periods of {self.period:g} s averaged, {band} kept"]
+        elif _is_number(self.cutoff):
+            lines = [f"low-pass  Butterworth of order {self.order} at {self.cutoff:g} Hz, "
+                     "forward and backward"]
+            if rate is not None and self.cutoff < rate / 2:
+                f3, n = self.effective_cutoff(rate)
+                lines[0] += f": order {n}, −3 dB at {f3:.4g} Hz (at {rate:g} Hz)"
+        else:
+            lines = [f"low-pass  {'none' if self.cutoff is None else 'automatic'}"]
+        lines.append(f"derivatives {self.derivatives}; decimated by {self.decimate}")
+        if self.deadzone is None:
+            lines.append("dead zone none")
+        else:
+            zone = ", ".join(f"{x:.3g}" for x in self.deadzone) \
+                if isinstance(self.deadzone, tuple) else str(self.deadzone)
+            rest = "none" if self.rest is None else self.rest if isinstance(self.rest, str) \
+                else f"≥ {self.rest:g} s"
+            lines.append(f"dead zone {zone} (rad/s or m/s); rest {rest}")
+        if outcome is not None and outcome.excluded is not None:
+            lines.append(outcome.excluded.summary())
+        return "\n".join(lines)
+
     def to_dict(self) -> dict:
-        return asdict(self)
+        """The settings, and the outcome's entries (:data:`~dynid.identify.outcome.KEYS`)
+        when identification filled it."""
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "outcome"}
+        if isinstance(self.deadzone, tuple):
+            out["deadzone"] = list(self.deadzone)
+        if self.outcome is not None:
+            out.update(self.outcome.to_dict())
+        return out
 
     @classmethod
     def from_dict(cls, data: dict) -> Processing:
-        names = {f.name for f in fields(cls)}
-        unknown = set(data) - names
+        """Read back :meth:`to_dict`. Files written before the dead zone existed have no
+        ``deadzone`` entry: nothing was left out of them, so it reads as ``None``."""
+        if not isinstance(data, dict):
+            raise DataError(f"processing settings: expected a mapping, found {excerpt(data)}")
+        names = {f.name for f in fields(cls)} - {"outcome"}
+        unknown = set(data) - names - set(OUTCOME_KEYS)
         if unknown:
             raise DataError(f"processing settings: unknown keys {sorted(unknown)}")
-        return cls(**data)
+        settings = {k: v for k, v in data.items() if k in names}
+        if "deadzone" not in settings:
+            settings.update(deadzone=None, rest=settings.get("rest"))
+        out = cls(**settings)
+        if any(k in data for k in OUTCOME_KEYS):
+            out = replace(out, outcome=Outcome.from_dict(data, out.cutoff, out.order))
+        return out
 
     def apply(self, recording: Recording, robot=None) -> Recording:
         """Basis-space positions, velocities and accelerations and the output, processed
@@ -313,24 +327,13 @@ class Processing:
         if not periodic and (self.cutoff is not None or self.output_cutoff is not None) and \
                 not rec.is_uniform(0.05):
             raise DataError("filtering needs uniformly sampled data; the sample intervals "
-                                "vary by more than 5 %; resample first or set no cutoff")
+                            "vary by more than 5 %; resample first or set no cutoff")
         rate = rec.rate
-        q = rec.positions
         if periodic and (self.harmonics_cutoff is not None or self.cutoff is None):
-            q, v, a = spectral_states(q, rate, self.harmonics_cutoff)
+            q, v, a = spectral_states(rec.positions, rate, self.harmonics_cutoff)
         else:
-            if self.cutoff is not None:
-                q = lowpass(q, rate, self.cutoff, self.order, periodic=periodic)
-            recorded = self.derivatives == "auto" and rec.velocities is not None
-            v = rec.velocities if recorded else differentiate(q, rec.time, periodic=periodic)
-            if recorded and self.cutoff is not None:
-                v = lowpass(v, rate, self.cutoff, self.order, periodic=periodic)
-            if self.derivatives == "auto" and rec.accelerations is not None:
-                a = rec.accelerations
-                if self.cutoff is not None:
-                    a = lowpass(a, rate, self.cutoff, self.order, periodic=periodic)
-            else:
-                a = differentiate(v, rec.time, periodic=periodic)
+            q, v, a = derive_states(rec, derivative_source(rec, self.derivatives), self.cutoff,
+                                    self.order, periodic=periodic)
         y = rec.output
         if self.output_cutoff is not None:
             y = lowpass(y, rate, self.output_cutoff, self.order, periodic=periodic)
@@ -344,20 +347,21 @@ class Processing:
         return rec.with_signals(positions=q, velocities=v, accelerations=a, output=y)
 
 
-
-def _bandwidth(recordings: Sequence[Recording]) -> float | None:
-    """The highest signal bandwidth of the positions over every coordinate and recording;
-    ``None`` (no filter) when a recording is not uniformly sampled (with a warning) or the
-    positions' spectrum is flat (samples at unrelated states, or no motion above the noise)."""
+def _bandwidth(recordings: Sequence[Recording], sources: Sequence[str]) -> float | None:
+    """The highest signal bandwidth over every coordinate and recording of the signal that is
+    differentiated (the positions, or the recorded velocities for the ``"velocities"``
+    source); ``None`` (no filter) when a recording is not uniformly sampled (with a warning)
+    or the spectrum is flat (samples at unrelated states, or no motion above the noise)."""
     best = 0.0
-    for rec in recordings:
+    for rec, source in zip(recordings, sources, strict=True):
         if not rec.is_uniform(0.05):
             warnings.warn("processing: the sample intervals vary by more than 5 %, so the "
                           "positions are not filtered and nothing is decimated; resample the "
                           "recording onto a uniform grid to filter it", DynidWarning,
                           stacklevel=5)
             return None
-        best = max(best, float(signal_bandwidth(rec.positions, rec.rate).max()))
+        signal = rec.velocities if source == "velocities" else rec.positions
+        best = max(best, float(signal_bandwidth(signal, rec.rate).max()))
     return best if best > 0 else None
 
 
@@ -378,8 +382,13 @@ def _auto_decimate(recordings: Sequence[Recording], cutoff: float) -> tuple[int,
 
 
 def _is_number(value) -> bool:
-    return isinstance(value, int | float | np.integer | np.floating) and \
-        not isinstance(value, bool) and np.isfinite(value)
+    """A finite real number (not a bool; an integer too large for a float is not one)."""
+    if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
 
 
 def _check_int(name: str, value, low: int, high: int | None, meaning: str) -> None:

@@ -50,7 +50,7 @@ class Whiteness:
         Estimated ratio (n,) of the true to the reported σ of parameters determined by the
         slow part of the regressor through this output (1 for a white residual).
     n_samples
-        Residual samples tested (over every recording).
+        Residual samples tested (over every recording, with the rows left out as gaps).
     """
 
     names: tuple[str, ...]
@@ -123,7 +123,10 @@ def whiteness(residuals: Sequence[np.ndarray], names: Sequence[str], *,
     """Test the residuals (one (N_r, n) array per recording, in time order) for whiteness.
 
     The autocorrelation is pooled over the recordings (each with its own mean removed, no
-    product across two recordings); ``lags`` defaults to ``min(20, N / 10)``.
+    product across two recordings); ``lags`` defaults to ``min(20, N / 10)``. NaN marks a
+    row left out (near zero velocity, at rest): the products at lag k are summed over the
+    pairs where both rows are there and scaled by the pairs a series without gaps would have,
+    and each output's Ljung–Box statistic counts its own rows.
     """
     from scipy.stats import chi2
 
@@ -136,15 +139,26 @@ def whiteness(residuals: Sequence[np.ndarray], names: Sequence[str], *,
     if not 1 <= L < min(len(e) for e in series):
         raise DataError(f"whiteness: {L} lags need recordings longer than that")
     cross = np.zeros((L + 1, n))
+    pairs = np.zeros((L + 1, n))
+    present = np.zeros(n)
     for e in series:
-        e = e - e.mean(axis=0)
+        there = ~np.isnan(e)
+        m = there.astype(float)
+        mean = np.where(m.sum(axis=0) > 0, np.where(there, e, 0.0).sum(axis=0)
+                        / np.maximum(m.sum(axis=0), 1), 0.0)
+        e = np.where(there, e - mean, 0.0)
+        present += m.sum(axis=0)
         cross[0] += np.sum(e * e, axis=0)
         for k in range(1, L + 1):
             cross[k] += np.sum(e[:-k] * e[k:], axis=0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        rho = np.where(cross[0] > 0, cross[1:] / cross[0], 0.0)
+            pairs[k] += np.sum(m[:-k] * m[k:], axis=0)
     k = np.arange(1, L + 1)[:, None]
-    Q = N * (N + 2) * np.sum(rho ** 2 / (N - k), axis=0)
+    full = present - k * len(series)  # lag-k pairs of series without gaps of as many rows
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rho = np.where((cross[0] > 0) & (pairs[1:] > 0),
+                       cross[1:] / cross[0] * np.maximum(full, 0) / pairs[1:], 0.0)
+    count = np.maximum(present, L + 1)
+    Q = count * (count + 2) * np.sum(rho ** 2 / (count - k), axis=0)
     weights = 1 - k / (L + 1)
     factor = np.sqrt(np.clip(1 + 2 * np.sum(weights * rho, axis=0), 1e-6, None))
     return Whiteness(tuple(names), rho, Q, chi2.sf(Q, L), factor, N)

@@ -64,8 +64,12 @@ class IdentificationResult:
     n_samples
         Samples used (after processing).
     settings, processing, solver
-        Estimator settings, the processing settings, solver details (status, time, smallest
-        pseudo-inertia eigenvalue...).
+        Estimator settings, the weights given by the user among them (``sigma``,
+        ``noise_covariance``): ``WLS(**result.settings)`` for a WLS result makes its
+        estimator again. The processing settings. Solver details (status, time, smallest
+        pseudo-inertia eigenvalue...; ``solver["weighting"]``: the σ that weighted the
+        outputs, where they came from, and for σ iterated from the residuals the passes and
+        whether they settled).
     covariance_method
         How ``cov`` and ``base_cov`` were obtained: ``"sandwich"`` (least squares with the
         outputs' residual covariance), ``"gauss-markov"`` (the given or estimated noise
@@ -259,6 +263,7 @@ class _Schema:
                 raise self.fail(key, "a JSON object", data[key])
         if "covariance_method" in data and not isinstance(data["covariance_method"], str):
             raise self.fail("covariance_method", "a name (text)", data["covariance_method"])
+        self.weights(data.get("settings", {}), n)
         try:
             Processing.from_dict(data.get("processing", {}))
         except (DataError, TypeError) as exc:
@@ -272,6 +277,16 @@ class _Schema:
             if len(test.names) != n:
                 raise self.fail("diagnostics.whiteness", f"the test of {n} outputs",
                                 f"{len(test.names)} names", described=True)
+
+    def weights(self, settings: dict, n: int) -> None:
+        """The weights a user gave the estimator: ``sigma``, one σ > 0 per output, or
+        ``noise_covariance``, an (n, n) matrix."""
+        if settings.get("sigma") is not None:
+            for i, x in enumerate(self.numbers(settings["sigma"], "settings.sigma", (n,))):
+                if not x > 0:
+                    raise self.fail(f"settings.sigma[{i}]", "a noise σ > 0", x)
+        if settings.get("noise_covariance") is not None:
+            self.numbers(settings["noise_covariance"], "settings.noise_covariance", (n, n))
 
     def names(self, value: object, entry: str, length: int | None = None, *,
               unique: bool = True) -> list:

@@ -112,17 +112,45 @@ class JointSystem:
     n_params
         Unknowns (p).
 
-    Memory is ``(n (p + 1))²`` numbers whatever the number of samples.
+    Rows may be missing per output (:meth:`add` with ``keep``, e.g. a joint's rows near zero
+    velocity). Samples are then grouped by which outputs they keep, and each group is
+    compressed side by side over its own outputs, so that every weighting and covariance stays
+    exact: a sample whitened by an output covariance uses the covariance of the outputs it
+    keeps. Memory is ``(n (p + 1))²`` numbers per group (at most ``2ⁿ − 1`` groups, one
+    without missing rows), whatever the number of samples.
+
+    Examples
+    --------
+    >>> system = JointSystem(2, 3)
+    >>> system.add(Y, y)                       # Y (m, 2, 3), y (m, 2)
+    >>> system.add(Y, y, keep=np.abs(v) > 0.05)  # rows of an output left out where False
+    >>> theta = system.system().solve()
     """
 
     def __init__(self, n_outputs: int, n_params: int):
         self.n_outputs, self.n_params = int(n_outputs), int(n_params)
-        self._R = np.zeros((0, self.n_outputs * (self.n_params + 1)))
+        # Outputs kept (a tuple of booleans) → triangular factor of their rows side by side,
+        # and rows not yet compressed into it (fewer than its width).
+        self._parts: dict[tuple[bool, ...], np.ndarray] = {}
+        self._pending: dict[tuple[bool, ...], list[np.ndarray]] = {}
+        self._pairs = np.zeros((self.n_outputs, self.n_outputs), dtype=np.int64)
+        #: Samples with at least one row.
         self.n_samples = 0
 
+    @property
+    def rows(self) -> np.ndarray:
+        """Rows per output (n,)."""
+        return np.diag(self._pairs).copy()
+
+    @property
+    def pairs(self) -> np.ndarray:
+        """Samples (n, n) in which both outputs i and j have their row."""
+        return self._pairs.copy()
+
     @single_threaded
-    def add(self, Y: np.ndarray, y: np.ndarray) -> None:
-        """Append samples: regressor rows ``Y`` (m, n, p) and outputs ``y`` (m, n)."""
+    def add(self, Y: np.ndarray, y: np.ndarray, keep: np.ndarray | None = None) -> None:
+        """Append samples: regressor rows ``Y`` (m, n, p) and outputs ``y`` (m, n); ``keep``
+        (m, n) booleans say which rows are used (default: all)."""
         n, p = self.n_outputs, self.n_params
         Y = np.asarray(Y, dtype=float)
         y = np.asarray(y, dtype=float)
@@ -131,41 +159,86 @@ class JointSystem:
                             f"{Y.shape} and {y.shape}")
         if not (np.all(np.isfinite(Y)) and np.all(np.isfinite(y))):
             raise DataError("Y and y: expected finite values; remove non-finite samples first")
+        if keep is None:
+            keep = np.ones(y.shape, dtype=bool)
+        keep = np.asarray(keep)
+        if keep.shape != y.shape or keep.dtype != bool:
+            raise DataError(f"keep: expected booleans of shape {y.shape} (one per row), found "
+                            f"{keep.dtype} of shape {keep.shape}")
+        used = keep.any(axis=1)
+        Y, y, keep = Y[used], y[used], keep[used]
         if not len(y):
             return
-        self._R = stack_triangular(self._R, np.column_stack([Y.reshape(len(y), n * p), y]))
+        patterns, group = np.unique(keep, axis=0, return_inverse=True)
+        for g, pattern in enumerate(patterns):
+            idx = np.flatnonzero(group.reshape(-1) == g)
+            S = np.flatnonzero(pattern)
+            rows = np.column_stack([Y[idx][:, S].reshape(len(idx), -1), y[idx][:, S]])
+            key = tuple(bool(b) for b in pattern)
+            pending = self._pending.setdefault(key, [])
+            pending.append(rows)
+            if sum(len(r) for r in pending) >= rows.shape[1]:
+                self._flush(key)
+        counts = keep.astype(np.int64)
+        self._pairs += counts.T @ counts
         self.n_samples += len(y)
 
-    def _blocks(self) -> list[np.ndarray]:
-        """Per output i, the factor's columns ``[W_i y_i]`` (r, p + 1)."""
-        n, p = self.n_outputs, self.n_params
-        return [np.column_stack([self._R[:, i * p:(i + 1) * p], self._R[:, n * p + i]])
-                for i in range(n)]
+    def _flush(self, key: tuple[bool, ...]) -> None:
+        """Compress a group's pending rows into its factor."""
+        rows = np.vstack(self._pending.pop(key))
+        R = self._parts.get(key, np.zeros((0, rows.shape[1])))
+        self._parts[key] = stack_triangular(R, rows)
+
+    def _groups(self) -> list[tuple[np.ndarray, list[np.ndarray]]]:
+        """Per group of samples: its outputs S and, per output of S, the factor's columns
+        ``[W_i y_i]`` (r, p + 1)."""
+        for key in list(self._pending):
+            self._flush(key)
+        p = self.n_params
+        out = []
+        for key, R in self._parts.items():
+            S = np.flatnonzero(key)
+            k = len(S)
+            out.append((S, [np.column_stack([R[:, i * p:(i + 1) * p], R[:, k * p + i]])
+                            for i in range(k)]))
+        return out
 
     @single_threaded
     def system(self, *, covariance: np.ndarray | None = None) -> LinearSystem:
         """The stacked system of every output row, whitened by an output covariance (n, n)
-        when given (``C⁻¹`` applied to each sample's rows and outputs, ``C Cᵀ = covariance``,
-        so the whitened noise has unit covariance)."""
+        when given (``C⁻¹`` applied to each sample's rows and outputs, ``C Cᵀ`` the
+        covariance of the outputs the sample keeps, so the whitened noise has unit
+        covariance)."""
         n = self.n_outputs
-        T = np.eye(n) if covariance is None else _validate.whitener(covariance, "covariance", n)
-        return LinearSystem(self._combined(T), self.n_samples * self.n_outputs)
+        if covariance is None:
+            return LinearSystem(self._combined(lambda S: np.eye(len(S))),
+                                int(self.rows.sum()))
+        _validate.whitener(covariance, "covariance", n)
+        C = np.asarray(covariance, dtype=float)
+        return LinearSystem(self._combined(
+            lambda S: _validate.whitener(C[np.ix_(S, S)], "covariance", len(S))),
+            int(self.rows.sum()))
 
     @single_threaded
     def factors(self, weighting: np.ndarray, noise: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Triangular factors ``R_v`` and ``R_g`` (p columns) with ``R_vᵀR_v = Wᵀ V⁻¹ W`` and
         ``R_gᵀR_g = Wᵀ V⁻¹ Σ V⁻¹ W``, for an estimate weighted by the output covariance
         ``weighting`` (V, n × n) when each sample's output noise has covariance ``noise``
-        (Σ)."""
+        (Σ); for a sample that keeps some outputs only, V and Σ are those of its outputs."""
         n = self.n_outputs
         Rv = self.system(covariance=weighting).R
-        Vi = np.linalg.inv(np.asarray(weighting, dtype=float))
-        middle = Vi @ np.asarray(noise, dtype=float) @ Vi
-        if middle.shape != (n, n):
-            raise DataError(f"noise: expected an ({n}, {n}) covariance, found {middle.shape}")
-        d, U = np.linalg.eigh((middle + middle.T) / 2)
-        T = np.sqrt(np.clip(d, 0.0, None))[:, None] * U.T  # TᵀT = V⁻¹ Σ V⁻¹
-        return Rv, self._combined(T)[:, :self.n_params]
+        V = np.asarray(weighting, dtype=float)
+        noise = np.asarray(noise, dtype=float)
+        if noise.shape != (n, n):
+            raise DataError(f"noise: expected an ({n}, {n}) covariance, found {noise.shape}")
+
+        def root(S: np.ndarray) -> np.ndarray:
+            Vi = np.linalg.inv(V[np.ix_(S, S)])
+            middle = Vi @ noise[np.ix_(S, S)] @ Vi
+            d, U = np.linalg.eigh((middle + middle.T) / 2)
+            return np.sqrt(np.clip(d, 0.0, None))[:, None] * U.T  # TᵀT = V⁻¹ Σ V⁻¹
+
+        return Rv, self._combined(root)[:, :self.n_params]
 
     def covariance(self, weighting: np.ndarray, noise: np.ndarray,
                    subspace: np.ndarray | None = None) -> np.ndarray:
@@ -183,27 +256,75 @@ class JointSystem:
         P = Z @ Z.T
         return P if subspace is None else U @ P @ U.T
 
-    def _combined(self, T: np.ndarray) -> np.ndarray:
-        """Triangular factor of the rows ``Σ_i T_li [W_i y_i]`` of every output l."""
-        blocks = self._blocks()
-        n = self.n_outputs
-        stacked = np.vstack([sum(T[l, i] * blocks[i] for i in range(n) if T[l, i] != 0.0)
-                             if np.any(T[l] != 0.0) else np.zeros_like(blocks[0])
-                             for l in range(n)])
-        return stack_triangular(np.zeros((0, self.n_params + 1)), stacked)
+    def _combined(self, transform) -> np.ndarray:
+        """Triangular factor of the rows ``Σ_i T_li [W_i y_i]`` of every output l of every
+        group, ``T = transform(S)`` for the group's outputs S."""
+        stacked = [np.zeros((0, self.n_params + 1))]
+        for S, blocks in self._groups():
+            T = transform(S)
+            stacked.extend(sum(T[l, i] * blocks[i] for i in range(len(S)) if T[l, i] != 0.0)
+                           if np.any(T[l] != 0.0) else np.zeros_like(blocks[0])
+                           for l in range(len(S)))
+        return stack_triangular(np.zeros((0, self.n_params + 1)), np.vstack(stacked))
 
     def residuals_gram(self, theta: np.ndarray) -> np.ndarray:
-        """``EᵀE`` (n, n) of the residuals ``e_i = W_i θ − y_i`` of each output."""
+        """``EᵀE`` (n, n) of the residuals ``e_i = W_i θ − y_i`` of each output (over the
+        samples where both outputs have their row)."""
         theta = np.asarray(theta, dtype=float)
-        F = np.column_stack([B[:, :-1] @ theta - B[:, -1] for B in self._blocks()])
-        return F.T @ F
+        gram = np.zeros((self.n_outputs, self.n_outputs))
+        for S, blocks in self._groups():
+            F = np.column_stack([B[:, :-1] @ theta - B[:, -1] for B in blocks])
+            gram[np.ix_(S, S)] += F.T @ F
+        return gram
 
-    def residual_covariance(self, theta: np.ndarray) -> np.ndarray:
-        """Covariance (n, n) of the output residuals of ``theta``, with the degrees of freedom
-        of a fit of p parameters shared equally by the outputs."""
-        dof = self.n_samples - self.n_params / self.n_outputs
-        if dof <= 0:
+    @single_threaded
+    def leverage(self, weighting: np.ndarray) -> np.ndarray:
+        """Each output's share ``h_j`` (n,) of the leverage of the fit weighted by the output
+        covariance ``weighting`` (V): the trace of output j's block of the hat matrix
+        ``H = W (Wᵀ V⁻¹ W)⁻¹ Wᵀ V⁻¹``, ``h_j = Σ_k (V⁻¹)_kj tr(P W_kᵀ W_j)`` with
+        ``P = (Wᵀ V⁻¹ W)⁻¹`` (per group of samples, V restricted to the outputs they keep);
+        they sum to p.
+
+        When V is the noise covariance, output j's residual sum of squares has expectation
+        ``σ_j² (N_j − h_j)``: an output weighted heavily takes a larger share of the fit and
+        leaves a residual smaller than its noise by that share.
+        """
+        p = self.n_params
+        V = np.asarray(weighting, dtype=float)
+        Rv = self.system(covariance=V).R
+        h = np.zeros(self.n_outputs)
+        for S, blocks in self._groups():
+            Vi = np.linalg.inv(V[np.ix_(S, S)])
+            X = [scipy.linalg.solve_triangular(Rv, B[:, :p].T, trans="T") for B in blocks]
+            traces = np.array([[np.sum(Xk * Xj) for Xj in X] for Xk in X])
+            h[S] += np.sum(Vi * traces, axis=0)
+        return h
+
+    def residual_covariance(self, theta: np.ndarray, weighting: np.ndarray | None = None
+                            ) -> np.ndarray:
+        """Covariance (n, n) of the output residuals of ``theta``.
+
+        Entry (i, j) divides the residuals' products over the ``N_ij`` samples where both
+        outputs have their row by their degrees of freedom. Without ``weighting``, those of a
+        fit of p parameters are shared by the outputs in proportion to their rows,
+        ``N_ij (1 − p / Σ_k N_k)`` (``N − p/n`` when no row is missing). With the output
+        covariance (n, n) that weighted the fit of ``theta``, each output has its own,
+        ``N_j − h_j`` with ``h_j`` its share of the leverage (:meth:`leverage`), and entry
+        (i, j) divides by ``N_ij √((1 − h_i/N_i)(1 − h_j/N_j))``: unbiased when the weighting
+        is the noise's covariance, as it is at the fixed point of iterated weighted least
+        squares. Outputs that never share a sample get 0.
+        """
+        rows = self.rows
+        total = int(rows.sum())
+        if weighting is None:
+            free = np.full(self.n_outputs, 1.0 - self.n_params / max(total, 1))
+        else:
+            free = 1.0 - self.leverage(weighting) / np.maximum(rows, 1)
+        if np.any(rows * free <= 0):
             raise SolverError(f"residual covariance: {self.n_samples} samples of "
-                              f"{self.n_outputs} outputs for {self.n_params} parameters; "
+                              f"{self.n_outputs} outputs (rows per output: "
+                              f"{', '.join(map(str, rows))}) for {self.n_params} parameters; "
                               "record more samples")
-        return self.residuals_gram(theta) / dof
+        dof = self._pairs * np.sqrt(np.outer(free, free))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(self._pairs > 0, self.residuals_gram(theta) / dof, 0.0)

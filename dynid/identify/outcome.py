@@ -1,0 +1,94 @@
+"""What a processing did to the data it was resolved for.
+
+Identification records, with the processing settings it used, the sample rate, the
+zero-phase filter's effective −3 dB cutoff and order at that rate
+(:func:`~dynid.identify.filters.zero_phase_response`), and the rows the dead zone and the
+rests left out (:class:`~dynid.identify.exclusion.Excluded`). Result files store them in
+their processing entry (``"rate"``, ``"effective_cutoff"``, ``"effective_order"``,
+``"excluded"``); reading a file recomputes the effective cutoff and order from the settings
+and the rate and refuses a file where they disagree.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from .._files import excerpt
+from ..errors import DataError
+from .exclusion import Excluded
+from .filters import zero_phase_response
+
+__all__ = ["KEYS", "Outcome"]
+
+#: Entries of a saved processing that hold the outcome rather than settings.
+KEYS = ("rate", "effective_cutoff", "effective_order", "excluded")
+#: Highest sample rate a result file may state, Hz (a recording's shortest interval is 1 µs).
+MAX_RATE = 1e6
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a processing did (see the module docstring).
+
+    Attributes
+    ----------
+    rate
+        Sample rate of the recordings, Hz (the lowest, when they differ).
+    effective_cutoff, effective_order
+        −3 dB frequency (Hz) and order of the forward–backward low-pass at that rate
+        (``None`` without a time-domain low-pass).
+    excluded
+        Rows left out near zero velocity and at rest (``None`` without a dead zone).
+    """
+
+    rate: float
+    effective_cutoff: float | None = None
+    effective_order: int | None = None
+    excluded: Excluded | None = None
+
+    @classmethod
+    def of(cls, cutoff, order: int, rate: float, excluded: Excluded | None = None) -> Outcome:
+        """The outcome of a low-pass at ``cutoff`` Hz (or ``None``) of ``order`` at
+        ``rate``."""
+        if isinstance(cutoff, int | float) and cutoff < rate / 2:
+            f3, n = zero_phase_response(float(cutoff), order, rate)
+            return cls(float(rate), f3, n, excluded)
+        return cls(float(rate), None, None, excluded)
+
+    def to_dict(self) -> dict:
+        return {"rate": self.rate, "effective_cutoff": self.effective_cutoff,
+                "effective_order": self.effective_order,
+                "excluded": None if self.excluded is None else self.excluded.to_dict()}
+
+    @classmethod
+    def from_dict(cls, data: dict, cutoff, order: int) -> Outcome:
+        """Read back :meth:`to_dict`, checking the effective cutoff and order against the
+        settings ``cutoff`` and ``order``."""
+        rate = data.get("rate")
+        if not _is_number(rate) or not 0 < rate <= MAX_RATE:
+            raise DataError(f"processing: rate: expected the sample rate in Hz (> 0, at most "
+                            f"{MAX_RATE:g}), found {excerpt(rate)}")
+        excluded = data.get("excluded")
+        out = cls.of(cutoff, order, float(rate),
+                     None if excluded is None else Excluded.from_dict(excluded))
+        for key, want in (("effective_cutoff", out.effective_cutoff),
+                          ("effective_order", out.effective_order)):
+            got = data.get(key)
+            same = got is None if want is None else (
+                _is_number(got) and abs(float(got) - want) <= 1e-6 * abs(want))
+            if not same:
+                raise DataError(f"processing: {key} is {excerpt(got)}, but an order-{order} "
+                                f"Butterworth at {cutoff} Hz applied forward and backward at "
+                                f"{rate:g} Hz has {want if want is None else f'{want:.6g}'}; "
+                                "the entry was edited: remove it or correct the cutoff")
+        return out
+
+
+def _is_number(value) -> bool:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
