@@ -15,6 +15,8 @@ import dynid
 from dynid import datasets
 from dynid.identify import OLS, WLS, IdentificationData, Processing
 
+#: The published identification's low-pass (a 4th-order Butterworth designed at 25 Hz, forward
+#: and backward) and decimation by 100; dead zone and rests found automatically.
 PROCESSING = Processing(cutoff=25.0, decimate=100, derivatives="positions")
 
 
@@ -47,17 +49,37 @@ def test_identified_base_parameters_match_the_published_ones(tx40, method):
     est = (OLS() if method == "ols" else WLS()).fit(data)
     dev = table.deviations(est.result_.base_params, method)
     good = table.well_determined(method)
-    print(f"{method}: median {np.median(dev[good]):.2f} %, worst {dev[good].max():.2f} %")
-    assert np.median(dev[good]) <= 0.5
-    assert dev[good].max() <= 5.0
-    assert dev[good & table.is_drive_term()].max() <= 5.0
+    z = dev / table.relative_std[method]
+    print(f"{method}: median {np.median(dev[good]):.2f} %, worst {dev[good].max():.2f} %, "
+          f"worst {z[good].max():.2f} published σ")
+    # Where the published pipeline starts decimating alone moves its own median by 0.5 % and
+    # its worst by 5 % (benchmarks/realdata.py), so agreement is asserted at that level.
+    assert np.median(dev[good]) <= 1.0
+    assert dev[good].max() <= 10.0
+    assert z[good].max() <= 1.5  # every well-determined regrouping within 1.5 published σ
+
+
+def test_the_final_rest_does_not_bias_the_coulomb_friction(tx40):
+    """The run ends with 1.3 s at rest: left in, it pulls joint 1's Coulomb friction low; the
+    automatic dead zone and rest exclusion keep it at the published value."""
+    robot, rec, table, data = tx40
+    i = table.names.index("fs1")
+    kept = table.functionals[i] @ OLS().fit(data).base_params_
+    plain = IdentificationData(robot, rec, base=table.base,
+                               processing=Processing(cutoff=25.0, decimate=100,
+                                                     derivatives="positions", deadzone=None))
+    biased = table.functionals[i] @ OLS().fit(plain).base_params_
+    published = table.values["ols"][i]
+    print(f"fs1: {kept:.3f} with exclusion, {biased:.3f} without, published {published:.3f}")
+    assert abs(kept - published) < 0.02 * published
+    assert biased < 0.9 * published
 
 
 def test_bad_dataset_folders_are_named(tmp_path):
     with pytest.raises(dynid.DataError, match=r"not the data set's folder: missing "
                                               r"urdf/tx40_mdh_modified.urdf"):
         datasets.tx40_robot(tmp_path)
-    with pytest.raises(dynid.DataError, match="missing data/measurements_1.npz"):
+    with pytest.raises(dynid.DataError, match=r"missing data/measurements_1\.npz"):
         datasets.kuka_recordings(tmp_path)
 
 
