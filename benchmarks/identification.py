@@ -37,6 +37,7 @@ import numpy as np
 from _timing import best_of
 
 import dynid
+from dynid import datasets
 from dynid.demo import true_parameters
 from dynid.identify import (
     OLS,
@@ -50,12 +51,11 @@ from dynid.identify import (
     Processing,
     Recording,
     SensorNoise,
-    read_npz,
     simulate,
     smooth_coulomb,
     validate,
 )
-from dynid.models import Regressor, base_parameters, robot_from_mapping
+from dynid.models import Regressor, base_parameters
 
 DATASETS = Path(__file__).resolve().parents[2] / "shared" / "datasets"
 DURATION = 20.0  # s of the excitation, whatever the number of samples
@@ -212,24 +212,12 @@ def ariane() -> None:
                 print(f"ariane_{drive}_{label}_rmse_true_parameters_joint{j + 1}_A: {r:.4f}")
 
 
-def kuka_data(root: Path):
-    """The KUKA LWR4+ of FloBaRoID's data: the robot from its URDF with joint friction, and
-    measurements 1 to 3 without their first 500 samples (as FloBaRoID skips them)."""
-    robot = robot_from_mapping({
-        "name": "kuka_lwr4", "kinematics": {"urdf": str(root / "urdf" / "kuka_lwr4.urdf")},
-        "defaults": {"friction": {"viscous": 0.0, "coulomb": 0.0, "offset": 0.0}}})
-    recs = {k: read_npz(root / "data" / f"measurements_{k}.npz",
-                        keys={"time": "times", "output": "torques"},
-                        output_kind="joint_torque").skip(500) for k in (1, 2, 3)}
-    return robot, recs
-
-
 def kuka() -> None:
     root = DATASETS / "kuka_lwr4_flobaroid"
     if not root.is_dir():
         print("# kuka: dataset not found")
         return
-    robot, recs = kuka_data(root)
+    robot, recs = datasets.kuka_robot(root), datasets.kuka_recordings(root)
     mass = robot.prior[robot.parameters.where(kind="m")].sum()
     print(f"kuka_prior_validation_on_1_relative_error_pct: "
           f"{validate(robot, robot.prior, recs[1]).overall_relative_error:.3f}")

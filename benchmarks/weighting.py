@@ -17,9 +17,10 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-from identification import DATASETS, kuka_data
+from identification import DATASETS
 
 import dynid
+from dynid import datasets
 from dynid.identify import OLS, WLS, IdentificationData, Recording, validate
 from dynid.models import base_parameters, random_robot, random_states
 
@@ -31,7 +32,7 @@ def kuka() -> None:
     if not root.is_dir():
         print("# kuka: dataset not found")
         return
-    robot, recs = kuka_data(root)
+    robot, recs = datasets.kuka_robot(root), datasets.kuka_recordings(root)
     for train, test in (((2, 3), 1), ((1,), 3)):
         data = IdentificationData(robot, [recs[k] for k in train])
         tag = f"train_{''.join(map(str, train))}_validate_{test}"
