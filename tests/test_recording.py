@@ -516,3 +516,18 @@ def test_trims_in_seconds_need_a_rate():
         Trim("1e300s").samples(100.0)
     with pytest.raises(dynid.DataError, match=r"trim: expected START\[:END\] as text, found 5"):
         Trim.parse(5)
+
+
+def test_a_simulated_prismatic_actuator_reads_back_as_a_length(tmp_path):
+    """Motor-side positions of actuators that move prismatic joints through unit gears are
+    lengths: a simulated recording says so and reads back against the robot."""
+    from dynid.identify import FourierReference, simulate, smooth_coulomb
+    from dynid.models import random_robot
+
+    robot = smooth_coulomb(random_robot(2, seed=3, prismatic=1.0, friction=True), joint=0.05)
+    assert robot.actuator_units == ("m", "m")
+    ref = FourierReference.random(robot, harmonics=2, frequency=0.5, seed=1)
+    rec = simulate(robot, robot.prior, ref, 1.0, control_rate=500, space="actuator").measured[0]
+    assert rec.units["positions"] == ("m", "m") and rec.units["output"] == ("N", "N")
+    back = read_npz(save_npz(rec, tmp_path / "sim"), robot=robot)
+    np.testing.assert_array_equal(back.positions, rec.positions)

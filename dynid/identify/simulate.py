@@ -281,5 +281,5 @@ def _default_step(robot: Robot, space: str) -> float | np.ndarray:
 
 
 def _units(robot: Robot, space: str) -> dict:
-    positions = "rad" if space == "actuator" else robot.basis_units  # the motors are rotary
+    positions = robot.actuator_units if space == "actuator" else robot.basis_units
     return {"positions": positions, "output": robot.output_units}
