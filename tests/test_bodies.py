@@ -269,7 +269,7 @@ def test_consistent_estimate_keeps_each_body_physical():
     """The physically consistent estimate constrains the body's ten parameters on their own:
     every link and body pseudo-inertia of the estimate is positive definite, and the estimate
     reproduces the data."""
-    from dynid.identify import CompressedData, PhysicallyConsistent
+    from dynid.identify import CompressedData, PhysicallyConsistent, com_boxes
 
     plain = random_robot(3, seed=11, friction=True)
     robot = replace(plain, bodies=(Body("weight", "link2", LinkInertia(
@@ -288,6 +288,14 @@ def test_consistent_estimate_keeps_each_body_physical():
     base = data.base
     np.testing.assert_allclose(base.to_base(est.params_), base.to_base(truth), rtol=0.05,
                                atol=0.05)
+    # The body has its own centre-of-mass box, in its frame: its origin and its prior COM
+    # grown by the margin; a box given for it holds.
+    lo, hi = com_boxes(robot, margin=0.1)["weight"]
+    np.testing.assert_allclose(lo, [-0.1, -0.1, -0.1])
+    np.testing.assert_allclose(hi, [0.1, 0.15, 0.1])
+    box = PhysicallyConsistent(com_box={"weight": ([-0.01] * 3, [0.01] * 3)}).fit(data)
+    block = box.params_[robot.parameters.link_block("weight")]
+    assert np.all(np.abs(block[1:4] / block[0]) <= 0.01 + 1e-6)
 
 
 @pytest.mark.parametrize("decimate", [1, 4])

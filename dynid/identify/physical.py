@@ -42,7 +42,8 @@ def lmi_scaling(block: np.ndarray) -> np.ndarray:
 def com_boxes(robot: Robot, margin: float = 0.1) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """A box per link for its centre of mass, from the description: the bounding box, in the
     link frame, of the frame's origin, the origins of the joints and frames it carries and
-    the prior centre of mass, grown by ``margin`` metres on every side."""
+    the prior centre of mass, grown by ``margin`` metres on every side; and per identified
+    body fixed to a link, the box of its own frame's origin and its prior centre of mass."""
     model = robot.tree.model
     params = robot.parameters
     out = {}
@@ -55,6 +56,15 @@ def com_boxes(robot: Robot, margin: float = 0.1) -> dict[str, tuple[np.ndarray, 
         block = robot.prior[params.link_block(link)]
         if block[0] > 0:
             points.append(block[1:4] / block[0])
-        pts = np.array(points)
-        out[link] = (pts.min(axis=0) - margin, pts.max(axis=0) + margin)
+        out[link] = _box(points, margin)
+    for body in robot.bodies:
+        if not body.known:
+            block = robot.prior[params.link_block(body.name)]
+            out[body.name] = _box([np.zeros(3)] + ([block[1:4] / block[0]] if block[0] > 0
+                                                   else []), margin)
     return out
+
+
+def _box(points: list[np.ndarray], margin: float) -> tuple[np.ndarray, np.ndarray]:
+    pts = np.array(points)
+    return pts.min(axis=0) - margin, pts.max(axis=0) + margin
