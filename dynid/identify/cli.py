@@ -331,8 +331,8 @@ def _identify(args: argparse.Namespace) -> None:
     print(f"method       {result.method}; {data.base.rank} base parameters; covariance "
           f"{result.covariance_method}")
     proc = result.processing
-    print(f"processing   cutoff {'none' if proc.cutoff is None else f'{proc.cutoff:g} Hz'}, "
-          f"decimated by {proc.decimate}")
+    for k, line in enumerate(proc.summary().splitlines()):
+        print(f"{'processing' if k == 0 else '':12} {line}")
     if result.solver.get("lmi_min_eigenvalue") is not None:
         print(f"solver       {result.solver['solver']} {result.solver['status']}, smallest "
               f"pseudo-inertia eigenvalue {result.solver['lmi_min_eigenvalue']:.3g}")
