@@ -74,9 +74,11 @@ def test_processing_options_and_methods_reach_the_result(recordings, tmp_path, c
     printed = capsys.readouterr().out
     assert "covariance bootstrap" in printed and "residual whiteness over" in printed
     assert f"decimated by {result.processing.decimate}" in printed
-    f3, order = result.processing.effective_cutoff(result.processing.outcome.rate)
+    assert main(["identify", "panda", str(train), "-o", str(out), "--cutoff", "20"]) == 0
+    printed, proc = capsys.readouterr().out, load_result(out).processing
+    f3, order = proc.effective_cutoff(proc.outcome.rate)
     assert f"order {order}, −3 dB at {f3:.4g} Hz" in printed  # what filtfilt really does
-    assert "dead zone" in printed
+    assert order == 8 and f3 < 20.0 and "dead zone" in printed
 
 
 def test_csv_recordings_with_units(recordings, tmp_path, capsys):
