@@ -41,7 +41,8 @@ from ..errors import DataError, DynidWarning, SolverError
 from ..models import Robot
 from .constrained import active_constraints, bootstrap, free_subspace, typical_magnitudes
 from .estimators import Estimator, weighted_fit, weighting_covariance
-from .physical import PSEUDO, com_boxes, lmi_scaling, pseudo_inertia
+from .groups import constraint_groups, resolve_boxes, resolve_mass_bounds
+from .physical import PSEUDO, pseudo_inertia
 
 __all__ = ["PhysicallyConsistent"]
 
@@ -199,7 +200,7 @@ class PhysicallyConsistent(Estimator):
                "solver": info, "weighting": weighting}
         rows, names = active_constraints(
             data.robot, theta, epsilon=self.epsilon, boxes=self._boxes(data.robot),
-            masses=self._mass_bounds(data.robot), total_mass=self.total_mass)
+            masses=resolve_mass_bounds(data.robot, self.mass_bounds), total_mass=self.total_mass)
         free = free_subspace(B, rows, data.robot.parameters.priors)
         method = self.covariance
         if method == "auto":
@@ -283,7 +284,10 @@ class PhysicallyConsistent(Estimator):
         scale = np.where(live, zn / np.where(live, norms, 1.0), typical)
         x = cp.Variable(p)
         theta = cp.multiply(scale, x)
-        groups = self._constraints(robot, theta)
+        groups = constraint_groups(robot, theta, epsilon=self.epsilon, margin=self.margin,
+                                   boxes=self._boxes(robot),
+                                   masses=resolve_mass_bounds(robot, self.mass_bounds),
+                                   total_mass=self.total_mass)
         As, zs = A * (scale / zn), z / zn
         if self.regularization == "euclidean":
             # ‖A x − z‖² + λ‖(θ − π)/s‖² is the squared norm of one stacked residual.
@@ -342,90 +346,8 @@ class PhysicallyConsistent(Estimator):
         return value, info
 
     # Problem pieces -----------------------------------------------------------------------
-    def _constraints(self, robot: Robot, theta) -> dict[str, tuple[list, object]]:
-        """Constraint groups: name → (cvxpy constraints, function giving how far a parameter
-        vector misses the group, in its own units)."""
-        cp = _cvxpy()
-        params = robot.parameters
-        groups: dict[str, tuple[list, object]] = {}
-        eps, margin = self.epsilon + self.margin, self.margin
-        boxes = self._boxes(robot)
-        masses = self._mass_bounds(robot)
-        for link in params.links:
-            idx = params.link_block(link)
-            J = cp.reshape(PSEUDO @ theta[idx], (4, 4), order="F")
-            # T J T ≽ ε T² is J ≽ ε I; T (from the prior's mass and radius of gyration) makes
-            # the prior's scaled pseudo-inertia about the identity, which first-order solvers
-            # need to converge (SCS: tens of times fewer iterations).
-            T = lmi_scaling(robot.prior[idx])
-            groups[f"pseudo-inertia {link}"] = (
-                [T @ J @ T >> eps * T @ T],
-                lambda th, idx=idx: self.epsilon - np.linalg.eigvalsh(
-                    pseudo_inertia(th[idx]))[0])
-            m, h = theta[idx[0]], theta[idx[1:4]]
-            if link in boxes:
-                lo, hi = boxes[link]
-                groups[f"COM box {link}"] = (
-                    [h - m * lo >= margin, m * hi - h >= margin],
-                    lambda th, idx=idx, lo=lo, hi=hi: float(np.max(np.r_[
-                        th[idx[0]] * lo - th[idx[1:4]], th[idx[1:4]] - th[idx[0]] * hi])))
-            if link in masses:
-                lo, hi = masses[link]
-                groups[f"mass bounds {link}"] = (
-                    [m >= lo, m <= hi], lambda th, i=idx[0], lo=lo, hi=hi: max(lo - th[i],
-                                                                               th[i] - hi))
-        if self.total_mass is not None:
-            lo, hi = self.total_mass
-            im = params.indices(f"{k}.m" for k in params.links)
-            total = cp.sum(theta[im])
-            groups["total mass"] = ([total >= lo, total <= hi],
-                                    lambda th, lo=lo, hi=hi: max(lo - th[im].sum(),
-                                                                 th[im].sum() - hi))
-        lower, upper = params.lower, params.upper
-        for group in sorted({p.group for p in params if p.group != "link"}):
-            idx = params.where(group=group)
-            lo, hi = idx[np.isfinite(lower[idx])], idx[np.isfinite(upper[idx])]
-            cons = ([theta[lo] >= lower[lo]] if len(lo) else []) + \
-                ([theta[hi] <= upper[hi]] if len(hi) else [])
-            if cons:
-                groups[f"{group} bounds"] = (cons, lambda th, lo=lo, hi=hi: float(np.max(
-                    np.r_[lower[lo] - th[lo], th[hi] - upper[hi], -np.inf])))
-        return groups
-
     def _boxes(self, robot: Robot) -> dict:
-        if self.com_box is None:
-            return {}
-        auto = com_boxes(robot, self.com_margin)
-        if isinstance(self.com_box, str):
-            if self.com_box != "auto":
-                raise DataError(f"com_box: expected 'auto', a mapping or None, found "
-                                f"{self.com_box!r}")
-            return auto
-        unknown = set(self.com_box) - set(auto)
-        if unknown:
-            raise DataError(f"com_box: unknown links {sorted(unknown)}; links are {list(auto)}")
-        out = dict(auto)
-        for link, (lo, hi) in self.com_box.items():
-            lo, hi = np.asarray(lo, float), np.asarray(hi, float)
-            if lo.shape != (3,) or hi.shape != (3,) or np.any(lo >= hi):
-                raise DataError(f"com_box[{link!r}]: expected lower and upper corners (3,) with "
-                                f"lower < upper, found {lo} and {hi}")
-            out[link] = (lo, hi)
-        return out
-
-    def _mass_bounds(self, robot: Robot) -> dict:
-        params = robot.parameters
-        if self.mass_bounds is None:
-            return {}
-        if isinstance(self.mass_bounds, int | float):
-            r = float(self.mass_bounds)
-            return {link: ((1 - r) * params[f"{link}.m"].prior, (1 + r) * params[f"{link}.m"].prior)
-                    for link in params.links}
-        unknown = set(self.mass_bounds) - set(params.links)
-        if unknown:
-            raise DataError(f"mass_bounds: unknown links {sorted(unknown)}; links are "
-                            f"{list(params.links)}")
-        return {k: (float(lo), float(hi)) for k, (lo, hi) in self.mass_bounds.items()}
+        return resolve_boxes(robot, self.com_box, self.com_margin)
 
     def _entropic(self, robot: Robot, theta):
         cp = _cvxpy()
