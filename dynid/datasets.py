@@ -17,12 +17,14 @@ README describes).
 Example::
 
     from dynid import datasets
-    from dynid.identify import IdentificationData, WLS
-    robot = datasets.tx40_robot("datasets/staubli_tx40_figaroh")
-    rec = datasets.tx40_recording("datasets/staubli_tx40_figaroh", robot)
-    table = datasets.figaroh_table("datasets/staubli_tx40_figaroh", robot)
-    est = WLS().fit(IdentificationData(robot, rec, base=table.base))
-    print(table.compare(est.result_.base_params, "wls"))
+    from dynid.identify import IdentificationData, Processing, WLS
+    root = "datasets/staubli_tx40_figaroh"
+    robot = datasets.tx40_robot(root)
+    table = datasets.figaroh_table(root, robot)
+    data = IdentificationData(robot, datasets.tx40_recording(root, robot), base=table.base,
+                              processing=Processing(cutoff=25.0, decimate=100))
+    deviation = table.deviations(WLS().fit(data).result_.base_params, "wls")   # % per entry
+    print(deviation[table.well_determined("wls")].max())
 """
 
 from __future__ import annotations
@@ -37,8 +39,8 @@ import numpy as np
 from .errors import DataError
 from .models import BaseParameters, Robot, base_parameters, robot_from_mapping
 
-__all__ = ["TX40_RATIOS", "FigarohTable", "figaroh_table", "kuka_recordings", "kuka_robot",
-           "tx40_recording", "tx40_robot"]
+__all__ = ["TX40_RATIOS", "TX40_ZERO", "FigarohTable", "figaroh_table", "kuka_recordings",
+           "kuka_robot", "tx40_recording", "tx40_robot"]
 
 TX40_RATIOS = (32.0, 32.0, 45.0, -48.0, 45.0, 32.0)
 """Gear ratios of the TX40's six motors (the data set's README)."""
