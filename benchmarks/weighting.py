@@ -49,8 +49,8 @@ def kuka() -> None:
             weighting = est.result_.solver.get("weighting")
             if weighting is not None:
                 print(f"kuka_{name}_{tag}_passes: {weighting['iterations']}")
-                print(f"kuka_{name}_{tag}_sigma_Nm: "
-                      + " ".join(f"{s:.3f}" for s in weighting["sigma"]))
+                for joint, sigma in zip(val.names, weighting["sigma"], strict=True):
+                    print(f"kuka_{name}_{tag}_{joint}_sigma_Nm: {sigma:.3f}")
 
 
 def simulated(runs: int = 20) -> None:
