@@ -85,8 +85,9 @@ def tx40_robot(root: str | Path) -> Robot:
                     "rotor_inertia": inertia / n_[j] ** 2}
         if j == 5:
             actuator.update(viscous=p["fvm6"] / n_[j] ** 2, coulomb=p["fsm6"] / abs(n_[j]))
+        viscous = p["fv"][j] - (p["fvm6"] if j in (4, 5) else 0.0)  # FIGAROH's fv5, fv6 hold it
         joints[f"joint_{j + 1}"] = {
-            "friction": {"viscous": p["fv"][j], "coulomb": p["fs"][j], "offset": p["offset"][j]},
+            "friction": {"viscous": viscous, "coulomb": p["fs"][j], "offset": p["offset"][j]},
             "actuator": actuator}
     return robot_from_mapping({"name": "staubli_tx40", "output": "joint_torque",
                                "kinematics": {"urdf": str(root / "urdf" /

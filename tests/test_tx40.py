@@ -36,11 +36,13 @@ def test_published_regroupings_are_this_models_base_parameters(tx40):
     robot, _, table, _ = tx40
     assert table.functionals.shape == (60, table.base.rank) == (60, 60)
     assert np.linalg.cond(table.functionals) < 1e6
-    # The priors of the data set's settings reproduce the published drive terms roughly.
+    # The data set's settings hold priors close to its published drive terms: through the
+    # mapping of FIGAROH's symbols (Ia5 = N5² Jm5 + N6² Jm6, fv5 and fv6 holding N6² fvm6,
+    # fsm6 = |N6| fcm6), each well-determined one lands within 8 %.
     prior = table.functionals @ table.base.to_base(robot.prior)
     drive = table.is_drive_term() & table.well_determined("ols")
     rel = np.abs(prior - table.values["ols"]) / np.abs(table.values["ols"])
-    assert np.median(rel[drive]) < 0.1
+    assert drive.sum() == 15 and rel[drive].max() < 0.08
 
 
 @pytest.mark.parametrize("method", ["ols", "wls"])
