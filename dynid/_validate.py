@@ -2,10 +2,22 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import scipy.linalg
 
 from .errors import DataError
+
+
+def is_number(value: object) -> bool:
+    """A finite real number: not a bool, not text, and not an integer too large for a float."""
+    if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
 
 
 def batch(x: object, name: str, width: int) -> np.ndarray:

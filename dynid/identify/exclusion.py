@@ -31,7 +31,6 @@ chooses after the data are built). ``rest="auto"`` is 0.1 s.
 
 from __future__ import annotations
 
-import math
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -39,6 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._files import excerpt
+from .._validate import is_number
 from ..errors import DataError, DynidWarning
 from .filters import noise_level
 from .recording import Recording
@@ -68,13 +68,13 @@ def check_settings(deadzone, rest) -> None:
     elif deadzone is not None:
         values = deadzone if isinstance(deadzone, Sequence) else [deadzone]
         for j, value in enumerate(values):
-            if not _is_number(value) or value < 0:
+            if not is_number(value) or value < 0:
                 where = f"deadzone[{j}]" if isinstance(deadzone, Sequence) else "deadzone"
                 raise DataError(f"{where}: expected a speed ≥ 0 in rad/s (m/s for a prismatic "
                                 f"joint), found {excerpt(value)}; {example}")
         if isinstance(deadzone, Sequence) and not len(deadzone):
             raise DataError(f"deadzone: expected one speed per joint, found none; {example}")
-    if rest is not None and rest != "auto" and not (_is_number(rest) and rest > 0):
+    if rest is not None and rest != "auto" and not (is_number(rest) and rest > 0):
         raise DataError(f"rest: expected a duration > 0 s, 'auto' ({AUTO_REST:g} s) or None, "
                         f"found {excerpt(rest)}; e.g. rest=0.5")
 
@@ -251,7 +251,7 @@ class Excluded:
 
 def _speed(value) -> float:
     """A finite number ≥ 0 read from a file."""
-    if not _is_number(value) or value < 0:
+    if not is_number(value) or value < 0:
         raise ValueError(f"{excerpt(value)} is not a finite number ≥ 0")
     return float(value)
 
@@ -274,13 +274,3 @@ def _is_motion(v: np.ndarray) -> bool:
         return False
     rho = np.sum(v[1:] * v[:-1], axis=0)[moving] / power[moving]
     return bool(rho.mean() > 0.5)
-
-
-def _is_number(value) -> bool:
-    """A finite real number (not a bool; an integer too large for a float is not one)."""
-    if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
-        return False
-    try:
-        return math.isfinite(value)
-    except OverflowError:
-        return False

@@ -11,10 +11,10 @@ and the rate and refuses a file where they disagree.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from .._files import excerpt
+from .._validate import is_number
 from ..errors import DataError
 from .exclusion import Excluded
 from .filters import zero_phase_response
@@ -66,7 +66,7 @@ class Outcome:
         """Read back :meth:`to_dict`, checking the effective cutoff and order against the
         settings ``cutoff`` and ``order``."""
         rate = data.get("rate")
-        if not _is_number(rate) or not 0 < rate <= MAX_RATE:
+        if not is_number(rate) or not 0 < rate <= MAX_RATE:
             raise DataError(f"processing: rate: expected the sample rate in Hz (> 0, at most "
                             f"{MAX_RATE:g}), found {excerpt(rate)}")
         excluded = data.get("excluded")
@@ -76,19 +76,10 @@ class Outcome:
                           ("effective_order", out.effective_order)):
             got = data.get(key)
             same = got is None if want is None else (
-                _is_number(got) and abs(float(got) - want) <= 1e-6 * abs(want))
+                is_number(got) and abs(float(got) - want) <= 1e-6 * abs(want))
             if not same:
                 raise DataError(f"processing: {key} is {excerpt(got)}, but an order-{order} "
                                 f"Butterworth at {cutoff} Hz applied forward and backward at "
                                 f"{rate:g} Hz has {want if want is None else f'{want:.6g}'}; "
                                 "the entry was edited: remove it or correct the cutoff")
         return out
-
-
-def _is_number(value) -> bool:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return False
-    try:
-        return math.isfinite(value)
-    except OverflowError:
-        return False

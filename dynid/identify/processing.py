@@ -50,7 +50,6 @@ results so validation processes its data the same way: results store the numbers
 
 from __future__ import annotations
 
-import math
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields, replace
@@ -58,6 +57,7 @@ from dataclasses import dataclass, field, fields, replace
 import numpy as np
 
 from .._files import excerpt
+from .._validate import is_number
 from ..errors import DataError, DynidWarning
 from .exclusion import check_settings
 from .filters import (
@@ -168,7 +168,7 @@ class Processing:
                     raise DataError(f"cutoff: expected a frequency in Hz, 'auto' or None, "
                                     f"found {excerpt(value)}")
                 continue
-            if value is not None and not (_is_number(value) and 0 < value < np.inf):
+            if value is not None and not (is_number(value) and 0 < value < np.inf):
                 what = "duration > 0 s" if name == "period" else "frequency > 0 Hz"
                 raise DataError(f"{name}: expected a {what} or None, found {excerpt(value)}")
         if self.decimate != "auto":
@@ -198,7 +198,7 @@ class Processing:
         """The −3 dB frequency (Hz) and order of the forward–backward low-pass of the
         positions at ``rate`` Hz (:func:`~dynid.identify.filters.zero_phase_response`);
         ``None`` without a numeric cutoff."""
-        if not _is_number(self.cutoff):
+        if not is_number(self.cutoff):
             return None
         return zero_phase_response(float(self.cutoff), self.order, rate)
 
@@ -247,7 +247,7 @@ class Processing:
             band = "every harmonic" if self.harmonics_cutoff is None else \
                 f"harmonics up to {self.harmonics_cutoff:g} Hz"
             lines = [f"periods of {self.period:g} s averaged, {band} kept"]
-        elif _is_number(self.cutoff):
+        elif is_number(self.cutoff):
             lines = [f"low-pass  Butterworth of order {self.order} at {self.cutoff:g} Hz, "
                      "forward and backward"]
             if rate is not None and self.cutoff < rate / 2:
@@ -379,16 +379,6 @@ def _auto_decimate(recordings: Sequence[Recording], cutoff: float) -> tuple[int,
                   f"fewer than {_MIN_DECIMATED} samples of the shortest recording ({shortest} "
                   f"samples); decimated by {fits}, so the output keeps content up to "
                   f"{rate / (2 * fits):.3g} Hz that the filtered positions miss. Record longer")
-
-
-def _is_number(value) -> bool:
-    """A finite real number (not a bool; an integer too large for a float is not one)."""
-    if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
-        return False
-    try:
-        return math.isfinite(value)
-    except OverflowError:
-        return False
 
 
 def _check_int(name: str, value, low: int, high: int | None, meaning: str) -> None:
