@@ -20,6 +20,31 @@ DATASETS = Path(os.environ.get("DYNID_DATASETS",
                                Path(__file__).resolve().parents[2] / "shared" / "datasets"))
 
 
+def arm_files(folder: Path, *, seed: int = 1, noise=1e-3, name: str = "run", csv: bool = False
+              ) -> tuple[Path, dynid.Robot, Path]:
+    """The two-joint arm's robot file (``tests/data/arm2.yaml``) written into ``folder``, and a
+    recording of it along a random Fourier motion (``seed``) with output noise of standard
+    deviation ``noise`` (one, or one per joint), saved as ``name.npz`` (and ``name.csv`` with
+    the columns t, shoulder, elbow, tau_shoulder, tau_elbow when ``csv``). Returns the robot
+    file, the robot and the NPZ path."""
+    robot_file = folder / "arm2.yaml"
+    robot_file.write_text((DATA / "arm2.yaml").read_text())
+    robot = dynid.load_robot(robot_file)
+    ref = dynid.identify.FourierReference.random(robot, harmonics=3, frequency=0.5, ramp=0.0,
+                                                 seed=seed)
+    t = np.arange(0.0, 4.0, 0.01)
+    q, v, a = ref(t)
+    y = dynid.Regressor(robot).predict(q, v, a, robot.prior)
+    y += np.asarray(noise) * np.random.default_rng(seed - 1).standard_normal(y.shape)
+    npz = dynid.identify.save_npz(dynid.Recording(t, q, y, velocities=v, accelerations=a,
+                                                  names=robot.joint_names),
+                                  folder / f"{name}.npz")
+    if csv:
+        np.savetxt(folder / f"{name}.csv", np.column_stack([t, q, y]), delimiter=",",
+                   comments="", header="t,shoulder,elbow,tau_shoulder,tau_elbow")
+    return robot_file, robot, npz
+
+
 def dataset(name: str) -> Path:
     """Path of a shared real-robot dataset, or skip the test when it is absent."""
     path = DATASETS / name

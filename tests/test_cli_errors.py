@@ -8,33 +8,18 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import DATA, QUICK
+from conftest import QUICK, arm_files
 
-import dynid
 from dynid.cli import main
-from dynid.identify import FourierReference, Recording, load_result, save_npz
-
-ARM = (DATA / "arm2.yaml").read_text()
-
+from dynid.identify import load_result
 
 
 @pytest.fixture(scope="module")
 def files(tmp_path_factory):
     """A two-joint robot file, a recording of it (NPZ and CSV) and a result file."""
     folder = tmp_path_factory.mktemp("cli")
-    robot_file = folder / "arm2.yaml"
-    robot_file.write_text(ARM)
-    robot = dynid.load_robot(robot_file)
-    ref = FourierReference.random(robot, harmonics=3, frequency=0.5, ramp=0.0, seed=1)
-    t = np.arange(0.0, 4.0, 0.01)
-    q, v, a = ref(t)
-    y = dynid.Regressor(robot).predict(q, v, a, robot.prior)
-    y += 1e-3 * np.random.default_rng(0).standard_normal(y.shape)
-    npz = save_npz(Recording(t, q, y, velocities=v, accelerations=a, names=robot.joint_names),
-                   folder / "run.npz")
+    robot_file, _, npz = arm_files(folder, csv=True)
     csv = folder / "run.csv"
-    np.savetxt(csv, np.column_stack([t, q, y]), delimiter=",", comments="",
-               header="t,shoulder,elbow,tau_shoulder,tau_elbow")
     result = folder / "result.json"
     assert main(["identify", str(robot_file), str(npz), "-o", str(result), "--method",
                  "ols"]) == 0

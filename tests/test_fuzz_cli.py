@@ -15,7 +15,7 @@ import warnings
 
 import numpy as np
 import pytest
-from conftest import DATA, QUICK
+from conftest import QUICK, arm_files
 from fuzzing import FUZZ_SETTINGS, bounded
 from hypothesis import event, given
 from hypothesis import strategies as st
@@ -23,11 +23,9 @@ from hypothesis import strategies as st
 import dynid
 from dynid import demo
 from dynid.cli import build_parser, main
-from dynid.identify import FourierReference, Recording, save_npz
 
 pytestmark = pytest.mark.fuzz
 
-ROBOT = (DATA / "arm2.yaml").read_text()
 
 CSV = ["--columns", "time=t", "--columns", "positions=shoulder,elbow", "--columns",
        "output=tau_shoulder,tau_elbow"]
@@ -37,18 +35,7 @@ CSV = ["--columns", "time=t", "--columns", "positions=shoulder,elbow", "--column
 def workspace(tmp_path_factory):
     """Input files of every kind, and the valid argument lists of each command."""
     folder = tmp_path_factory.mktemp("cli-fuzz")
-    robot_file = folder / "arm2.yaml"
-    robot_file.write_text(ROBOT)
-    robot = dynid.load_robot(robot_file)
-    ref = FourierReference.random(robot, harmonics=3, frequency=0.5, ramp=0.0, seed=1)
-    t = np.arange(0.0, 4.0, 0.01)
-    q, v, a = ref(t)
-    y = dynid.Regressor(robot).predict(q, v, a, robot.prior)
-    y += 1e-3 * np.random.default_rng(0).standard_normal(y.shape)
-    npz = save_npz(Recording(t, q, y, velocities=v, accelerations=a, names=robot.joint_names),
-                   folder / "run.npz")
-    np.savetxt(folder / "run.csv", np.column_stack([t, q, y]), delimiter=",", comments="",
-               header="t,shoulder,elbow,tau_shoulder,tau_elbow")
+    robot_file, _, npz = arm_files(folder, csv=True)
     (folder / "binary.bin").write_bytes(bytes(range(256)) * 16)
     (folder / "text.txt").write_text("not: [a, robot\n")
     (folder / "folder").mkdir()

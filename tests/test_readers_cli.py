@@ -5,19 +5,16 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import DATA
+from conftest import arm_files
 
 import dynid
 from dynid.cli import main
 from dynid.identify import (
     ColumnMap,
-    FourierReference,
     Processing,
-    Recording,
     load_result,
     read_csv,
     read_npz,
-    save_npz,
     validate,
 )
 
@@ -28,19 +25,10 @@ FAST = ["--method", "ols", "--cutoff", "none", "--decimate", "1"]
 def arm(tmp_path_factory):
     """The two-joint arm, its file, and two recordings (NPZ) of different motions."""
     folder = tmp_path_factory.mktemp("readers_cli")
-    robot_file = folder / "arm2.yaml"
-    robot_file.write_text((DATA / "arm2.yaml").read_text())
-    robot = dynid.load_robot(robot_file)
-    rng = np.random.default_rng(0)
     paths = []
     for seed in (1, 2):
-        ref = FourierReference.random(robot, harmonics=3, frequency=0.5, ramp=0.0, seed=seed)
-        t = np.arange(0.0, 4.0, 0.01)
-        q, v, a = ref(t)
-        y = dynid.Regressor(robot).predict(q, v, a, robot.prior)
-        y += 1e-3 * rng.standard_normal(y.shape)
-        paths.append(save_npz(Recording(t, q, y, velocities=v, accelerations=a,
-                                        names=robot.joint_names), folder / f"run{seed}.npz"))
+        robot_file, robot, npz = arm_files(folder, seed=seed, name=f"run{seed}")
+        paths.append(npz)
     return robot, str(robot_file), [str(p) for p in paths], folder
 
 

@@ -10,21 +10,18 @@ import re
 
 import numpy as np
 import pytest
-from conftest import DATA
+from conftest import arm_files
 
 import dynid
 from dynid.cli import main
 from dynid.identify import (
     OLS,
     WLS,
-    FourierReference,
     GaussMarkov,
     IdentificationData,
     PhysicallyConsistent,
-    Recording,
     load_result,
     read_npz,
-    save_npz,
 )
 
 
@@ -32,16 +29,7 @@ from dynid.identify import (
 def files(tmp_path_factory):
     """The two-joint arm's robot file and a recording of it with unequal output noise."""
     folder = tmp_path_factory.mktemp("weights")
-    robot_file = folder / "arm2.yaml"
-    robot_file.write_text((DATA / "arm2.yaml").read_text())
-    robot = dynid.load_robot(robot_file)
-    ref = FourierReference.random(robot, harmonics=3, frequency=0.5, ramp=0.0, seed=1)
-    t = np.arange(0.0, 4.0, 0.01)
-    q, v, a = ref(t)
-    y = dynid.Regressor(robot).predict(q, v, a, robot.prior)
-    y += np.array([1e-2, 1e-3]) * np.random.default_rng(0).standard_normal(y.shape)
-    npz = save_npz(Recording(t, q, y, velocities=v, accelerations=a, names=robot.joint_names),
-                   folder / "run.npz")
+    robot_file, _, npz = arm_files(folder, noise=[1e-2, 1e-3])
     return {"robot": str(robot_file), "npz": str(npz), "folder": folder}
 
 
