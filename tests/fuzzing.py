@@ -103,3 +103,15 @@ def bounded(fn: Callable[[], T], *, seconds: float, megabytes: float) -> T:
     if error is not None:
         raise error
     return result
+
+
+def tree_paths(tree, prefix: tuple = (), *, width: int | None = None):
+    """Every path (tuple of keys and indices) into a tree of dicts and lists, the root's ``()``
+    first; of each list, its first ``width`` entries only (all without)."""
+    yield prefix
+    if isinstance(tree, dict):
+        for key, value in tree.items():
+            yield from tree_paths(value, (*prefix, key), width=width)
+    elif isinstance(tree, list):
+        for i, value in enumerate(tree[:width]):
+            yield from tree_paths(value, (*prefix, i), width=width)

@@ -21,7 +21,7 @@ import zipfile
 
 import numpy as np
 import pytest
-from fuzzing import FUZZ_SETTINGS, bounded
+from fuzzing import FUZZ_SETTINGS, bounded, tree_paths
 from hypothesis import event, given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -399,21 +399,10 @@ def result_json(robot):
     return json.loads(json.dumps(est.result_.to_json(), default=float))
 
 
-def _paths(tree, prefix=()):
-    """Every path (tuple of keys and indices) into a JSON tree."""
-    yield prefix
-    if isinstance(tree, dict):
-        for k, v in tree.items():
-            yield from _paths(v, (*prefix, k))
-    elif isinstance(tree, list):
-        for i, v in enumerate(tree[:3]):  # the first rows and columns are enough
-            yield from _paths(v, (*prefix, i))
-
-
 @st.composite
 def result_files(draw, base) -> bytes:
     data = copy.deepcopy(base)
-    paths = list(_paths(data))[1:]
+    paths = list(tree_paths(data, width=3))[1:]  # the first rows and columns are enough
     for _ in range(draw(st.integers(1, 3))):
         path = draw(st.sampled_from(paths))
         parent = data

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import DATA
-from fuzzing import FUZZ_SETTINGS, bounded
+from fuzzing import FUZZ_SETTINGS, bounded, tree_paths
 from hypothesis import assume, event, given
 from hypothesis import strategies as st
 from test_mechanisms_files import FOUR_BAR
@@ -62,20 +62,10 @@ VALUES = st.recursive(SCALARS, lambda inner: st.one_of(
     max_leaves=12)
 
 
-def _paths(node, prefix=()):
-    yield prefix
-    if isinstance(node, dict):
-        for k, v in node.items():
-            yield from _paths(v, (*prefix, k))
-    elif isinstance(node, list):
-        for i, v in enumerate(node):
-            yield from _paths(v, (*prefix, i))
-
-
 def _mutate(data, draw) -> object:
     """Apply one structural mutation to ``data`` (a copy is mutated and returned)."""
     data = copy.deepcopy(data)
-    paths = list(_paths(data))
+    paths = list(tree_paths(data))
     path = draw(st.sampled_from(paths))
     kind = draw(st.sampled_from(["replace", "replace", "replace", "delete", "rename", "add",
                                  "wrap", "duplicate", "scale", "scale"]))
