@@ -8,37 +8,18 @@ import pytest
 from conftest import dataset
 from mechanism_checks import power_balance_error
 
-from dynid.models import Regressor, random_states, robot_from_mapping
+from dynid import datasets
+from dynid.models import Regressor, random_states
 
-N = np.array([32.0, 32.0, 45.0, -48.0, 45.0, 32.0])  # gear ratios of the README
+N = np.array([32.0, 32.0, 45.0, -48.0, 45.0, 32.0])  # gear ratios of the README, written out
 
 
 @pytest.fixture(scope="module")
 def tx40():
-    """The TX40 from the data set's URDF, gear ratios N and the wrist coupling: motor 6 turns
-    with joints 5 and 6, q_m6 = N6 (q5 + q6), written as q_m = C (N ⊙ q) with C[5, 4] = N6/N5.
-    Friction and rotor-inertia priors from the data set's T40X_config.yaml (Ia as joint-side
-    inertia there; here the rotor inertia on the motor is Ia / N²; Iam6, fvm6, fsm6 for motor 6
-    likewise)."""
-    path = dataset("staubli_tx40_figaroh")
-    coupling = np.eye(6)
-    coupling[5, 4] = N[5] / N[4]
-    fv = [8.05, 5.53, 1.97, 1.11, 1.86, 0.65]
-    fs = [7.14, 8.26, 6.34, 2.48, 3.03, 0.282]
-    Ia = [0.362, 0.362, 0.0988, 0.0313, 0.0468, 0.0105]
-    joints = {}
-    for j in range(6):
-        act = {"name": f"motor{j + 1}", "ratio": float(N[j]),
-               "rotor_inertia": Ia[j] / N[j] ** 2}
-        if j == 5:
-            act.update(viscous=0.616 / N[j] ** 2, coulomb=1.95 / abs(N[j]))
-        joints[f"joint_{j + 1}"] = {"friction": {"viscous": fv[j], "coulomb": fs[j]},
-                                    "actuator": act}
-    return robot_from_mapping({"name": "tx40", "output": "motor_torque",
-                               "kinematics": {"urdf": str(path / "urdf" /
-                                                          "tx40_mdh_modified.urdf")},
-                               "transmission": {"coupling": coupling.tolist()},
-                               "joints": joints})
+    """The TX40 of :mod:`dynid.datasets` (the data set's URDF, gear ratios N and the wrist
+    coupling: motor 6 turns with joints 5 and 6, q_m6 = N6 (q5 + q6), written as
+    q_m = C (N ⊙ q) with C[5, 4] = N6/N5), with motor torque as its output."""
+    return datasets.tx40_robot(dataset("staubli_tx40_figaroh")).with_output("motor_torque")
 
 
 def test_tx40_coupling_matches_the_readme(tx40):
