@@ -27,13 +27,10 @@ import numpy as np
 
 import dynid
 from dynid import datasets
-from dynid.identify import OLS, WLS, IdentificationData, PhysicallyConsistent, Processing, validate
+from dynid.identify import OLS, WLS, IdentificationData, PhysicallyConsistent, validate
 
 DATASETS = Path(__file__).resolve().parents[1].parent / "shared" / "datasets"
 
-#: The processing of the TX40 run: the published identification's low-pass (a 4th-order
-#: Butterworth designed at 25 Hz, applied forward and backward) and decimation by 100.
-TX40_PROCESSING = Processing(cutoff=25.0, decimate=100, derivatives="positions")
 
 
 def _quiet(fn):
@@ -47,7 +44,7 @@ def tx40(root: Path) -> None:
     robot = datasets.tx40_robot(root)
     rec = datasets.tx40_recording(root, robot)
     table = datasets.figaroh_table(root, robot)
-    data = IdentificationData(robot, rec, base=table.base, processing=TX40_PROCESSING)
+    data = IdentificationData(robot, rec, base=table.base, processing=datasets.TX40_PROCESSING)
     estimators = {"ols": OLS(), "wls": WLS(), "consistent": PhysicallyConsistent()}
     print("# anchor: FIGAROH's own example rerun on this data: median 0.5-0.6 %, worst 5.8 % "
           "over the regroupings with published σ < 10 %")
@@ -78,7 +75,7 @@ def tx40(root: Path) -> None:
     devs, good = [], table.well_determined("wls")
     for skip in (0, 25, 50, 75):
         shifted = IdentificationData(robot, rec, base=table.base,
-                                     processing=replace(TX40_PROCESSING, skip=skip))
+                                     processing=replace(datasets.TX40_PROCESSING, skip=skip))
         est = _quiet(lambda shifted=shifted: WLS().fit(shifted))
         devs.append(table.deviations(est.result_.base_params, "wls")[good])
     medians, worst = [np.median(d) for d in devs], [d.max() for d in devs]
@@ -89,7 +86,7 @@ def tx40(root: Path) -> None:
     split = int(0.6 * rec.n_samples)
     later = rec.select(slice(split, None))
     train = IdentificationData(robot, rec.select(slice(0, split)), base=table.base,
-                               processing=TX40_PROCESSING)
+                               processing=datasets.TX40_PROCESSING)
     est = _quiet(lambda: WLS().fit(train))
     print(f"tx40_time_split_wls_validation_relative_error_pct: "
           f"{validate(robot, est.result_, later).overall_relative_error:.2f}")

@@ -17,12 +17,12 @@ README describes).
 Example::
 
     from dynid import datasets
-    from dynid.identify import IdentificationData, Processing, WLS
+    from dynid.identify import IdentificationData, WLS
     root = "datasets/staubli_tx40_figaroh"
     robot = datasets.tx40_robot(root)
     table = datasets.figaroh_table(root, robot)
     data = IdentificationData(robot, datasets.tx40_recording(root, robot), base=table.base,
-                              processing=Processing(cutoff=25.0, decimate=100))
+                              processing=datasets.TX40_PROCESSING)
     deviation = table.deviations(WLS().fit(data).result_.base_params, "wls")   # % per entry
     print(deviation[table.well_determined("wls")].max())
 """
@@ -37,10 +37,11 @@ from pathlib import Path
 import numpy as np
 
 from .errors import DataError
+from .identify import ColumnMap, Processing, Recording, read_csv, read_npz
 from .models import BaseParameters, Robot, base_parameters, robot_from_mapping
 
-__all__ = ["TX40_RATIOS", "TX40_ZERO", "FigarohTable", "figaroh_table", "kuka_recordings",
-           "kuka_robot", "tx40_recording", "tx40_robot"]
+__all__ = ["TX40_PROCESSING", "TX40_RATIOS", "TX40_ZERO", "FigarohTable", "figaroh_table",
+           "kuka_recordings", "kuka_robot", "tx40_recording", "tx40_robot"]
 
 TX40_RATIOS = (32.0, 32.0, 45.0, -48.0, 45.0, 32.0)
 """Gear ratios of the TX40's six motors (the data set's README)."""
@@ -56,6 +57,12 @@ _TX40_PRIORS = {"fv": (8.05, 5.53, 1.97, 1.11, 1.86, 0.65),
 
 #: Joint-position zero of the MDH URDF against the encoders (the data set's README).
 TX40_ZERO = (0.0, -np.pi / 2, np.pi / 2, 0.0, 0.0, 0.0)
+
+#: The published identification's processing of the TX40 run: a 4th-order Butterworth low-pass
+#: of the positions designed at 25 Hz (its script asks ``ts·100/2`` of Nyquist), applied
+#: forward and backward, differentiation of the positions, and decimation by 100; the dead
+#: zone and the rests are found as usual.
+TX40_PROCESSING = Processing(cutoff=25.0, decimate=100, derivatives="positions")
 
 
 def _folder(root: str | Path, *files: str) -> Path:
@@ -96,12 +103,10 @@ def tx40_robot(root: str | Path) -> Robot:
                                "joints": joints})
 
 
-def tx40_recording(root: str | Path, robot: Robot):
+def tx40_recording(root: str | Path, robot: Robot) -> Recording:
     """The excitation run: joint positions from the motor encoders (``q = Rq⁻¹ q_m``, then the
     MDH zero :data:`TX40_ZERO`) and joint torques from the motor torques (``τ = Rt τ_m``), at
     5 kHz (the files have no time column)."""
-    from .identify import ColumnMap, read_csv
-
     root = _folder(root, "data/pos_read_data.csv", "data/curr_data.csv")
     jacobian = robot.transmission.jacobian(np.zeros((1, robot.n)))[0]
     return read_csv({"positions": root / "data" / "pos_read_data.csv",
@@ -124,8 +129,6 @@ def kuka_recordings(root: str | Path, *, skip: int = 500) -> dict:
     Their velocities and accelerations are the recorded (derived, low-passed) ones. The logger
     stamped uniformly sampled data late (5 ms steps with up to 1.6 ms of jitter), so the stamps
     are replaced by their least-squares line (``timestamps="uniform"``)."""
-    from .identify import read_npz
-
     files = [f"data/measurements_{k}.npz" for k in (1, 2, 3)]
     root = _folder(root, *files)
     return {k: read_npz(root / f, keys={"time": "times", "output": "torques"},

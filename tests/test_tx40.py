@@ -7,17 +7,15 @@ published with a relative standard deviation below 10 %.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from conftest import dataset
 
 import dynid
 from dynid import datasets
-from dynid.identify import OLS, WLS, IdentificationData, Processing
-
-#: The published identification's low-pass (a 4th-order Butterworth designed at 25 Hz, forward
-#: and backward) and decimation by 100; dead zone and rests found automatically.
-PROCESSING = Processing(cutoff=25.0, decimate=100, derivatives="positions")
+from dynid.identify import OLS, WLS, IdentificationData
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +25,7 @@ def tx40():
     table = datasets.figaroh_table(root, robot)
     rec = datasets.tx40_recording(root, robot)
     return robot, rec, table, IdentificationData(robot, rec, base=table.base,
-                                                 processing=PROCESSING)
+                                                 processing=datasets.TX40_PROCESSING)
 
 
 def test_published_regroupings_are_this_models_base_parameters(tx40):
@@ -68,8 +66,7 @@ def test_the_final_rest_does_not_bias_the_coulomb_friction(tx40):
     i = table.names.index("fs1")
     kept = table.functionals[i] @ OLS().fit(data).base_params_
     plain = IdentificationData(robot, rec, base=table.base,
-                               processing=Processing(cutoff=25.0, decimate=100,
-                                                     derivatives="positions", deadzone=None))
+                               processing=replace(datasets.TX40_PROCESSING, deadzone=None))
     biased = table.functionals[i] @ OLS().fit(plain).base_params_
     published = table.values["ols"][i]
     print(f"fs1: {kept:.3f} with exclusion, {biased:.3f} without, published {published:.3f}")
@@ -87,7 +84,6 @@ def test_bad_dataset_folders_are_named(tmp_path):
 
 def test_a_regrouping_this_model_cannot_identify_is_refused(tx40, tmp_path):
     robot, _, _, _ = tx40
-    root = dataset("staubli_tx40_figaroh")
     (tmp_path / "reference").mkdir()
     (tmp_path / "reference" / "TX40_bp_5.csv").write_text("Izz6,1.0,1.0,1.0,1.0\n"
                                                          "m1,1.0,1.0,1.0,1.0\n")
@@ -96,4 +92,3 @@ def test_a_regrouping_this_model_cannot_identify_is_refused(tx40, tmp_path):
     (tmp_path / "reference" / "TX40_bp_5.csv").write_text("Izz9,1.0,1.0,1.0,1.0\n")
     with pytest.raises(dynid.DataError, match="unknown parameter symbol 'Izz9'"):
         datasets.figaroh_table(tmp_path, robot)
-    assert (root / "reference" / "TX40_bp_5.csv").is_file()
