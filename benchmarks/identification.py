@@ -1,9 +1,10 @@
 """Identification: time and memory against the number of samples, the LMI solve at the dVRK
-PSM's size, the Ariane arm with and without actuator dynamics, and the KUKA LWR4+ data.
+PSM's size, and the Ariane arm with and without actuator dynamics (the real robots' data:
+``benchmarks/realdata.py``).
 
 Prints one ``name: value`` line per figure measured in the run; settings and published figures
 for reference are ``#`` comment lines (``# setting: …``, ``# anchor: …``). Options:
-``--max-samples`` (default 10⁶) and ``--skip`` with any of ``scaling lmi ariane kuka``.
+``--max-samples`` (default 10⁶) and ``--skip`` with any of ``scaling lmi ariane``.
 
 * Scaling: the Panda (91 parameters, 62 base) identified from 10³ … 10⁶ samples of the same
   20 s of a Fourier excitation (two periods) with 0.05 N·m torque noise, physically consistent
@@ -21,7 +22,6 @@ for reference are ``#`` comment lines (``# setting: …``, ``# anchor: …``). O
   hall encoders, current noise 0.02 A), identified with and without the actuator terms, current
   RMSE per joint on a second trajectory (Leborne Table IV); Coulomb terms smoothed for the
   simulation.
-* KUKA LWR4+ (FloBaRoID data): validation relative errors.
 """
 
 from __future__ import annotations
@@ -37,7 +37,6 @@ import numpy as np
 from _timing import best_of
 
 import dynid
-from dynid import datasets
 from dynid.demo import true_parameters
 from dynid.identify import (
     OLS,
@@ -212,49 +211,14 @@ def ariane() -> None:
                 print(f"ariane_{drive}_{label}_rmse_true_parameters_joint{j + 1}_A: {r:.4f}")
 
 
-def kuka() -> None:
-    root = DATASETS / "kuka_lwr4_flobaroid"
-    if not root.is_dir():
-        print("# kuka: dataset not found")
-        return
-    robot, recs = datasets.kuka_robot(root), datasets.kuka_recordings(root)
-    mass = robot.prior[robot.parameters.where(kind="m")].sum()
-    print(f"kuka_prior_validation_on_1_relative_error_pct: "
-          f"{validate(robot, robot.prior, recs[1]).overall_relative_error:.3f}")
-    for train, test in (((2, 3), 1), ((1,), 3)):
-        data = IdentificationData(robot, [recs[k] for k in train])
-        data.system()  # built once, shared by both estimators (not timed)
-        tag = "".join(map(str, train))
-        for name, est in (("ols", OLS()), ("consistent", PhysicallyConsistent(
-                mass_bounds=0.5, total_mass=(0.7 * mass, 1.3 * mass)))):
-            with warnings.catch_warnings():  # the residual's colour is printed below
-                warnings.filterwarnings("ignore", message="identification: the residual",
-                                        category=dynid.DynidWarning)
-                seconds = best_of(lambda est=est, data=data: est.fit(data), 3)
-            val = validate(robot, est.result_, recs[test])
-            print(f"kuka_{name}_train_{tag}_validate_{test}_relative_error_pct: "
-                  f"{val.overall_relative_error:.3f}")
-            print(f"kuka_{name}_train_{tag}_fit_s: {seconds:.2f}")
-            white = est.result_.whiteness
-            print(f"kuka_{name}_train_{tag}_residual_lag1_autocorrelation_max: "
-                  f"{white.autocorrelation[0].max():.3f}")
-            print(f"kuka_{name}_train_{tag}_residual_sigma_factor_max: "
-                  f"{white.sigma_factor.max():.2f}")
-            if name == "consistent":
-                print(f"kuka_consistent_train_{tag}_total_mass_kg: "
-                      f"{est.params_[robot.parameters.where(kind='m')].sum():.3f}")
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--max-samples", type=int, default=10**6)
     parser.add_argument("--skip", nargs="*", default=[],
-                        choices=("scaling", "lmi", "ariane", "kuka"))
+                        choices=("scaling", "lmi", "ariane"))
     args = parser.parse_args()
     if "lmi" not in args.skip:
         lmi_at_psm_size()
-    if "kuka" not in args.skip:
-        kuka()
     if "ariane" not in args.skip:
         ariane()
     if "scaling" not in args.skip:
