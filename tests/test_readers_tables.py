@@ -50,10 +50,11 @@ def test_a_comma_table_without_header_or_time_column(tmp_path):
                     output=[3, 4, 5]).n_samples == 80
 
 
-@pytest.mark.parametrize("layout", ["column", "line", "wrapped", "in_a_column"])
+@pytest.mark.parametrize("layout", ["column", "line", "wrapped", "in_a_column", "quoted"])
 def test_flattened_signals(tmp_path, layout):
     """Seven values per sample, row-major: one per line, all on one line, wrapped ten to a
-    line (the last line shorter), or in one column of a table with a header."""
+    line (the last line shorter, after a blank line and a header), in one column of a table
+    with a header, or quoted on one line."""
     _, q, y = _signals(N=30, n=7)
     qpath, ypath = tmp_path / "q.txt", tmp_path / "tau.txt"
     if layout == "column":
@@ -62,14 +63,17 @@ def test_flattened_signals(tmp_path, layout):
         np.savetxt(qpath, q.ravel()[None], fmt="%.17g", delimiter=",")
     elif layout == "wrapped":
         flat = [f"{x!r}" for x in q.ravel().tolist()]
-        qpath.write_text("\n".join(" ".join(flat[k:k + 10]) for k in range(0, len(flat), 10)))
+        qpath.write_text("\nq\n" + "\n".join(" ".join(flat[k:k + 10])
+                                             for k in range(0, len(flat), 10)))
+    elif layout == "quoted":
+        qpath.write_text(",".join(f'"{x!r}"' for x in q.ravel().tolist()))
     else:
         np.savetxt(qpath, np.column_stack([q.ravel(), np.arange(q.size)]), fmt="%.17g",
                    delimiter=",", header="q,index", comments="")
     np.savetxt(ypath, y.ravel(), fmt="%.17g")
     spec = Flat(7, "q") if layout == "in_a_column" else Flat(7)
     rec = read_csv({"positions": qpath, "output": ypath}, rate=100.0, positions=spec,
-                   output=Flat(7), delimiter="," if layout in ("line", "in_a_column") else None)
+                   output=Flat(7), delimiter=None if layout in ("column", "wrapped") else ",")
     np.testing.assert_array_equal(rec.positions, q)
     np.testing.assert_array_equal(rec.output, y)
 
