@@ -12,9 +12,9 @@ import pytest
 import scipy.linalg
 import scipy.signal
 from conftest import dataset
-from test_mechanisms_couplings import tx40  # noqa: F401  (the robot fixture)
 
 import dynid
+from dynid import datasets
 from dynid.identify import (
     OLS,
     WLS,
@@ -27,7 +27,7 @@ from dynid.identify import (
     whiteness,
 )
 from dynid.identify.exclusion import rest_segments
-from dynid.models import joint_friction, random_robot
+from dynid.models import random_robot
 
 
 # The compressed system with rows missing per output --------------------------------------
@@ -289,12 +289,12 @@ FIGAROH_FS1 = 6.967
 
 
 @pytest.fixture(scope="module")
-def tx40_data(tx40):  # noqa: F811  (the fixture imported above)
-    """The TX40 with FIGAROH's model (joint friction with an offset, rotor inertias, the
-    coupled wrist) and its recording: motor positions and motor torques at 5 kHz."""
+def tx40_data():
+    """The TX40 with FIGAROH's model (:func:`dynid.datasets.tx40_robot`: joint friction with
+    an offset, rotor inertias, the coupled wrist) and its recording as the drives give it:
+    motor positions and motor torques at 5 kHz."""
     path = dataset("staubli_tx40_figaroh")
-    offsets = [joint_friction(name, j, offset=0.0) for j, name in enumerate(tx40.joint_names)]
-    robot = tx40.with_terms([*tx40.terms, *offsets])
+    robot = datasets.tx40_robot(path).with_output("motor_torque")
     q_m = np.loadtxt(path / "data" / "pos_read_data.csv", delimiter=",", skiprows=1)
     tau_m = np.loadtxt(path / "data" / "curr_data.csv", delimiter=",", skiprows=1)
     t = np.arange(len(q_m)) / 5000.0  # no time column: 5 kHz
