@@ -10,7 +10,13 @@ also inherit the matching built-in exception, so ``except ValueError`` keeps wor
         ├── TrajectoryError(ValueError)   excitation trajectories and their limits
         ├── SolverError(RuntimeError)     optimizers and estimators that fail or are infeasible
         └── HardwareError(RuntimeError)   drives, buses, capture
-            └── CaptureTimeoutError(TimeoutError)
+            ├── BusBudgetError(ValueError)         a cycle the bus cannot carry
+            ├── DriveConfigError(ValueError)       node settings, object dictionaries, mappings
+            └── CaptureError                       a capture stopped; the motion was stopped
+                ├── CaptureTimeoutError(TimeoutError)  feedback missing, a drive not answering
+                ├── DriveFaultError                    a drive fault or an emergency message
+                ├── FollowingError                     position error beyond its limit
+                └── BusError                           the CAN interface reported an error
 
     UserWarning
     └── DynidWarning                      results that are usable but need attention
@@ -21,10 +27,16 @@ Messages name the input, what was expected and what was found, and say how to fi
 from __future__ import annotations
 
 __all__ = [
+    "BusBudgetError",
+    "BusError",
+    "CaptureError",
     "CaptureTimeoutError",
     "DataError",
+    "DriveConfigError",
+    "DriveFaultError",
     "DynidError",
     "DynidWarning",
+    "FollowingError",
     "HardwareError",
     "ModelError",
     "SolverError",
@@ -56,8 +68,41 @@ class HardwareError(DynidError, RuntimeError):
     """A drive, bus or capture failed."""
 
 
-class CaptureTimeoutError(HardwareError, TimeoutError):
-    """A drive did not answer in time."""
+class BusBudgetError(HardwareError, ValueError):
+    """The bus cannot carry the frames of the chosen cycle at its bitrate."""
+
+
+class DriveConfigError(HardwareError, ValueError):
+    """Bus or node settings, an object dictionary or a PDO mapping is invalid."""
+
+
+class CaptureError(HardwareError):
+    """A capture stopped before its end; the drives were stopped.
+
+    ``path`` is the recording file (every sample flushed before the stop is in it) and
+    ``samples`` the number of samples it holds; both are ``None`` when nothing was recorded.
+    """
+
+    def __init__(self, message: str, *, path=None, samples: int | None = None):
+        super().__init__(message)
+        self.path = path
+        self.samples = samples
+
+
+class CaptureTimeoutError(CaptureError, TimeoutError):
+    """A drive did not answer in time (missing feedback, a state change not confirmed)."""
+
+
+class DriveFaultError(CaptureError):
+    """A drive reported a fault or sent an emergency message."""
+
+
+class FollowingError(CaptureError):
+    """A position error exceeded its limit."""
+
+
+class BusError(CaptureError):
+    """The CAN interface reported an error (bus off, a failed send or receive)."""
 
 
 class DynidWarning(UserWarning):
