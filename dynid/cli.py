@@ -1,8 +1,10 @@
 """The ``dynid`` command.
 
 Exit status: 0 on success; 2 when the input or the usage is wrong (a file, option or value
-dynid refuses, with a message that names it and the fix); 1 on an internal error, a defect in
-dynid (the traceback is shown with ``--debug`` or the environment variable ``DYNID_DEBUG``).
+dynid refuses, with a message that names it and the fix); 3 when the hardware stopped a capture
+(a drive fault, missing feedback, a following error, a bus error: the motion was stopped and
+the recording keeps every flushed sample); 1 on an internal error, a defect in dynid (the
+traceback is shown with ``--debug`` or the environment variable ``DYNID_DEBUG``).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import traceback
 import warnings
 
 from ._arguments import number, whole
-from .errors import DynidError, DynidWarning
+from .errors import CaptureError, DynidError, DynidWarning
 
 __all__ = ["main"]
 
@@ -23,6 +25,8 @@ exit status:
   0  success
   2  bad input or usage: a file, option or value dynid refuses; the message names it
      and says how to fix it
+  3  the hardware stopped a capture (drive fault, missing feedback, following error,
+     bus error); the motion was stopped and the recording keeps every flushed sample
   1  internal error: a defect in dynid, worth reporting; --debug (or the environment
      variable DYNID_DEBUG=1) shows its traceback
 """
@@ -109,6 +113,9 @@ def main(argv: list[str] | None = None) -> int:
         with warnings.catch_warnings():
             warnings.showwarning = _show_warning
             args.func(args)
+    except CaptureError as exc:
+        print(f"dynid: capture stopped: {exc}", file=sys.stderr)
+        return 3
     except DynidError as exc:
         print(f"dynid: error: {exc}", file=sys.stderr)
         return 2
