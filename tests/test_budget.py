@@ -344,3 +344,10 @@ def test_check_budget_fits_or_refuses(arguments):
     event("fits")
     assert 0 < result.load <= result.max_load == limit and result.margin >= 0
     assert result.bits > 0 and result.rate <= result.max_rate * (1 + 1e-12)
+
+
+def test_docstring_examples_hold():
+    import doctest
+
+    import dynid.hardware.budget as budget
+    assert doctest.testmod(budget).failed == 0

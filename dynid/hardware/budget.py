@@ -54,6 +54,19 @@ def _positive(value, name: str, example: str) -> float:
     return float(value)
 
 
+def _flags(owner: object, names: tuple[str, ...], example: str) -> None:
+    for name in names:
+        if not isinstance(getattr(owner, name), bool):
+            raise BusBudgetError(f"{name}: expected True or False, found "
+                                 f"{excerpt(getattr(owner, name))}; {example}")
+
+
+def _is(value: object, kind: type, name: str, example: str) -> None:
+    if not isinstance(value, kind):
+        raise BusBudgetError(f"{name}: expected a {kind.__name__}, found {excerpt(value)}; "
+                             f"e.g. {example}")
+
+
 @dataclass(frozen=True)
 class BusTiming:
     """Bit timing of a CAN bus.
@@ -87,10 +100,7 @@ class BusTiming:
             raise BusBudgetError(f"bitrate: expected a nominal bitrate from {_bits(low)} to "
                                  f"{_bits(high)} in bit/s, found {self.bitrate:g}; {_EXAMPLE} "
                                  "(a faster data phase is data_bitrate)")
-        for name in ("fd", "extended_ids"):
-            if not isinstance(getattr(self, name), bool):
-                raise BusBudgetError(f"{name}: expected True or False, found "
-                                     f"{excerpt(getattr(self, name))}; {_EXAMPLE}")
+        _flags(self, ("fd", "extended_ids"), _EXAMPLE)
         if self.data_bitrate is not None:
             _positive(self.data_bitrate, "data_bitrate", _EXAMPLE)
             if not self.fd:
@@ -146,10 +156,10 @@ def frame_bits(payload: int, timing: BusTiming = BusTiming(), *,
     (classic 11-bit frames: 47 + 8n bits and ⌊(33 + 8n)/4⌋ stuff bits, 135 for 8 bytes).
 
     With bit-rate switching (``timing.data_bitrate`` set) the bitrate changes at the sample
-    points of BRS and of the CRC delimiter: here ESI to the end of the CRC count at the data
-    bitrate, BRS, the CRC delimiter and the stuff bits of the arbitration part
-    (``⌊(a − 1)/4⌋``, the most that can fall there) at the nominal one, which overstates a
-    frame by less than three nominal bits. Without switching every bit is nominal.
+    points of BRS and of the CRC delimiter. Here ESI through the CRC, with their stuff bits,
+    count at the data bitrate; BRS, the CRC delimiter and the stuff bits of the arbitration
+    part (``⌊(a − 1)/4⌋``, the most that can fall there) at the nominal one. This overstates
+    a frame by less than three nominal bits. Without switching every bit is nominal.
 
     Parameters
     ----------
@@ -178,7 +188,8 @@ def frame_bits(payload: int, timing: BusTiming = BusTiming(), *,
     head, crc = (36 if ext else 17), (17 if n <= 16 else 21)
     dynamic = head + 5 + 8 * n
     head_stuff = (head - 1) // 4 * stuffing
-    data = 5 + 8 * n + ((dynamic - 1) // 4 * stuffing - head_stuff) + 4 + crc + (crc + 7) // 4
+    fixed = (4 + crc + 3) // 4  # before the stuff count, then after every 4 bits: 6 or 7
+    data = 5 + 8 * n + ((dynamic - 1) // 4 * stuffing - head_stuff) + 4 + crc + fixed
     nominal = head + head_stuff + tail
     return (nominal, data) if timing.data_bitrate else (nominal + data, 0)
 
@@ -239,10 +250,7 @@ class Cycle:
                 raise BusBudgetError(f"{name}: a CANopen node has at most {MAX_PDOS} PDOs of "
                                      f"each direction, found {len(value)}; {example}")
             object.__setattr__(self, name, tuple(value))
-        for name in ("sync", "sync_counter"):
-            if not isinstance(getattr(self, name), bool):
-                raise BusBudgetError(f"{name}: expected True or False, found "
-                                     f"{excerpt(getattr(self, name))}; {example}")
+        _flags(self, ("sync", "sync_counter"), example)
         if self.sync_counter and not self.sync:
             raise BusBudgetError("sync_counter=True needs sync=True: the counter travels in the "
                                  "SYNC frame")
@@ -292,12 +300,6 @@ def cycle_time(cycle: Cycle, timing: BusTiming) -> float:
     _is(timing, BusTiming, "timing", "BusTiming(bitrate=1e6)")
     nominal, data = _cycle_bits(cycle, timing)
     return nominal / timing.bitrate + (data / timing.data_bitrate if data else 0.0)
-
-
-def _is(value: object, kind: type, name: str, example: str) -> None:
-    if not isinstance(value, kind):
-        raise BusBudgetError(f"{name}: expected a {kind.__name__}, found {excerpt(value)}; "
-                             f"e.g. {example}")
 
 
 def _cycle_bits(cycle: Cycle, timing: BusTiming) -> tuple[int, int]:
