@@ -77,6 +77,11 @@ def test_units_are_stated_and_converted_as_they_are_read(tmp_path):
                                rtol=1e-15)
     assert rec.units["positions"] == ("rad", "m") and rec.units["output"] == ("N·m", "N")
     assert "a_torque" in path.read_text().splitlines()[1]
+    with RecordingWriter(tmp_path / "names.csv", names=["épaule", "coude"],
+                         output_kind="current", source="réglages: 1 kHz") as w:
+        w.append_many(t, q, y)
+    rec = dynid.read_csv(tmp_path / "names.csv")
+    assert rec.names == ("épaule", "coude") and rec.history[0] == "names.csv: réglages: 1 kHz"
 
 
 def test_append_many_writes_the_same_file_as_append(tmp_path):

@@ -90,6 +90,10 @@ class RecordingWriter:
 
     Attributes
     ----------
+    path
+        The file.
+    columns
+        The header's column names.
     samples
         Samples appended.
     flushed
@@ -283,7 +287,7 @@ class RecordingWriter:
         os.fsync(self._file.fileno())
 
     def _write(self, text: str) -> None:
-        data = memoryview(text.encode("ascii"))
+        data = memoryview(text.encode("utf-8"))
         while data:
             try:
                 done = self._file.write(data)
