@@ -185,6 +185,7 @@ def trim_per_file(values: list[str] | None, recordings: list[str]) -> dict[str, 
 
 
 def read_recording(path: str, args: argparse.Namespace, robot, trim=None):
+    from ._csvmeta import is_recording
     from .columns import load_column_map
     from .readers import read_csv, read_npz
 
@@ -197,18 +198,19 @@ def read_recording(path: str, args: argparse.Namespace, robot, trim=None):
         return read_npz(source, keys=_pairs(args.keys, "--keys"), units=units or None,
                         space=args.space, trim=trim, **options)
     cols = _columns(args)
-    if isinstance(source, str):
+    if isinstance(source, str) and not (is_recording(source) and not cols):
         missing = {"positions", "output"} - set(cols)
         if missing or ("time" not in cols and args.rate is None):
             need = sorted(missing | ({"time"} if "time" not in cols and args.rate is None
                                      else set()))
             raise DataError(f"{path}: CSV recordings need --columns for {need} (or --rate for "
                             "a file without a time column), e.g. --columns time=t --columns "
-                            "positions=q1,q2 --columns output=tau1,tau2")
+                            "positions=q1,q2 --columns output=tau1,tau2; recordings written "
+                            "by dynid's capture carry their columns")
     header = {"auto": None, "yes": True, "no": False}[args.header]
     if isinstance(source, dict) and trim is not None:
         trim = dict.fromkeys(source, trim)
-    return read_csv(source, **cols, units=units, space=args.space or "basis", header=header,
+    return read_csv(source, **cols, units=units, space=args.space, header=header,
                     delimiter=args.delimiter, trim=trim, **options)
 
 

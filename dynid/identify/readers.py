@@ -15,7 +15,11 @@ force). What was done is in :attr:`Recording.history <dynid.identify.recording.R
 dynid's own NPZ files hold the arrays ``time``, ``positions``, ``output`` (and ``velocities``,
 ``accelerations`` when present) in SI units plus a ``meta`` entry (JSON text: space, output
 kind, names, units, limits, history), so :func:`read_npz` reads them back without options.
-Archives written by other tools are read with a ``keys`` mapping and ``units``.
+Archives written by other tools are read with a ``keys`` mapping and ``units``. Likewise
+dynid's own CSV recordings (:class:`dynid.hardware.RecordingWriter`) start with a line
+``# dynid recording {json}`` of the same metadata and the columns of each signal, so
+:func:`read_csv` reads them without column options; their last row, when the recording stopped
+while writing it (no line break), is dropped with a warning.
 
 Positions in encoder increments (unit ``inc``, velocities ``inc/s``, accelerations ``inc/s²``)
 are converted with the robot's encoder resolution (``robot=``); they are actuator coordinates.
@@ -25,14 +29,16 @@ from __future__ import annotations
 
 import difflib
 import json
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 
 from .._files import excerpt
-from ..errors import DataError
+from ..errors import DataError, DynidWarning
 from ._assemble import assemble, check_rate, user_units
+from ._csvmeta import layout
 from ._npz import npz_arrays
 from .columns import ColumnMap
 from .recording import Recording
@@ -182,7 +188,7 @@ def read_csv(path: str | Path | Mapping[str, str | Path], *,
              velocities=None, accelerations=None, rate: float | None = None,
              header: bool | None = None, delimiter: str | None = ",",
              trim=None, timestamps: str = "check", column_map: ColumnMap | None = None,
-             units: Mapping[str, str | Sequence[str]] | None = None, space: str = "basis",
+             units: Mapping[str, str | Sequence[str]] | None = None, space: str | None = None,
              output_kind: str | None = None, names: Sequence[str] | None = None,
              output_limits: Sequence[float] | None = None, robot=None) -> Recording:
     """Read a recording from a text table, or from several of equal length.
@@ -216,8 +222,8 @@ def read_csv(path: str | Path | Mapping[str, str | Path], *,
         ``mA``, ``N``, ``ms``, ``inc``...); with a robot, the default is its units (m and N
         for a prismatic joint).
     space, output_kind, names, output_limits
-        As in :class:`~dynid.identify.recording.Recording`; ``names`` default to the position
-        columns' header names.
+        As in :class:`~dynid.identify.recording.Recording` (``space`` defaults to
+        ``"basis"``); ``names`` default to the position columns' header names.
     robot
         The robot recorded: columns named after its joints (actuators, in actuator space)
         are put in its order (unknown or missing names raise), each column's unit is checked
@@ -239,6 +245,11 @@ def read_csv(path: str | Path | Mapping[str, str | Path], *,
 
         rec = read_csv({"positions": "pos_read_data.csv", "output": "curr_data.csv"},
                        rate=5000.0, column_map=tx40)
+
+    A recording written by :class:`dynid.hardware.RecordingWriter` carries its columns,
+    units, space, output kind, names and limits (options given still win)::
+
+        rec = read_csv("capture.csv", trim="1s")
     """
     specs = {key: _spec(key, cols) for key, cols in (
         ("time", time), ("positions", positions), ("output", output),
@@ -249,6 +260,20 @@ def read_csv(path: str | Path | Mapping[str, str | Path], *,
                         f"{excerpt(header)}")
     rate = check_rate(rate)
     _check_options(timestamps, column_map)
+    own = layout(_check_file(path)) if isinstance(path, str | Path) else None
+    history, dropped = [], []
+    if own is not None and own.meta is not None:
+        if all(v is None for v in specs.values()):
+            meta, cols = own.meta, own.meta["columns"]
+            specs.update(time=cols["time"], positions=cols["positions"], output=cols["output"])
+            header, delimiter = True, ","
+            units = {**meta["units"], **user_units(units)}
+            space, output_kind = space or meta["space"], output_kind or meta["output_kind"]
+            names = names if names is not None else meta["names"]
+            output_limits = output_limits if output_limits is not None else meta.get(
+                "output_limits")
+        if own.meta.get("source"):
+            history.append(f"{Path(path).name}: {own.meta['source']}")
     files = _files(path, specs)
     trims = _trims(trim, files)
     arrays, labels = {}, {}
@@ -259,7 +284,11 @@ def read_csv(path: str | Path | Mapping[str, str | Path], *,
             raise DataError(f"{p.name}: {flat[0]} is read as every value of the file "
                             f"(Flat({specs[flat[0]].n})), so the file cannot also hold "
                             f"{', '.join(k for k in mine if k != flat[0])}")
-        table = open_table(p, header=header, delimiter=delimiter)
+        lay = own if own is not None else layout(p)
+        table = open_table(p, header=header, delimiter=delimiter, skip=lay.skip, rows=lay.rows)
+        if lay.note(p.name):
+            warnings.warn(lay.note(p.name), DynidWarning, stacklevel=2)
+            dropped.append(lay.note(p.name))
         idx = {k: _indices(table, k, specs[k]) for k in mine}
         values = table.flat() if flat else table.values([i for k in mine for i in idx[k]])
         for k in mine:
@@ -273,9 +302,9 @@ def read_csv(path: str | Path | Mapping[str, str | Path], *,
     read = ", ".join(f"{p.name} ({', '.join(k for k in files if files[k] == p)})"
                      for p in dict.fromkeys(files.values()))
     return assemble(arrays, sources, trims=trims, rate=rate, timestamps=timestamps,
-                    column_map=column_map, units=units, space=space, output_kind=output_kind,
-                    names=names, output_limits=output_limits, robot=robot,
-                    history=[f"read {read}"])
+                    column_map=column_map, units=units, space=space or "basis",
+                    output_kind=output_kind, names=names, output_limits=output_limits,
+                    robot=robot, history=[*history, f"read {read}", *dropped])
 
 
 def _shaped(arrays: dict, path: Path) -> dict:

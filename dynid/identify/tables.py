@@ -99,6 +99,10 @@ class Table:
         Field separator (``None``: spaces and tabs).
     hint
         When the first row is one field that another delimiter would split: which one.
+    skip
+        Lines before the header (or the first sample), not read.
+    rows
+        Sample rows read (``None``: every row of the file).
     """
 
     path: Path
@@ -107,6 +111,8 @@ class Table:
     first: int
     delimiter: str | None
     hint: str = ""
+    skip: int = 0
+    rows: int | None = None
 
     @property
     def name(self) -> str:
@@ -140,9 +146,9 @@ class Table:
     def values(self, used: Sequence[int] | None = None) -> np.ndarray:
         """The samples (rows, :attr:`width`); a cell of a column not in ``used`` (indices;
         default every column) may be NaN where it is not a number."""
-        values = _fast(self.path, self.header is not None, self.delimiter, self.width)
+        values = _fast(self, self.header is not None)
         if values is None:
-            body = _rows(self.path, self.delimiter)[1 if self.header is not None else 0:]
+            body = self._body()
             values = _slow(body, self, range(self.width) if used is None else sorted(set(used)))
         return values
 
@@ -150,6 +156,8 @@ class Table:
         """Every value of the file after its header in reading order, whatever the line
         breaks."""
         with _text(self.path) as f:
+            for _ in range(self.skip):
+                f.readline()
             text = f.read()
         if self.header is not None:  # the first line that is not blank
             text = text.lstrip().partition("\n")[2]
@@ -158,11 +166,17 @@ class Table:
         try:  # numpy parses the text in one pass; row by row only to name a bad field
             return np.array(text.split(), dtype=float)
         except ValueError:
-            return _flat_values(_rows(self.path, self.delimiter)[
-                1 if self.header is not None else 0:], self.path)
+            return _flat_values(self._body(), self.path)
+
+    def _body(self) -> list[tuple[int, list[str]]]:
+        """The sample rows that are not blank, with their line numbers, split into fields."""
+        body = _rows(self.path, self.delimiter, skip=self.skip)
+        body = body[1:] if self.header is not None else body
+        return body if self.rows is None else body[:self.rows]
 
 
-def open_table(path: Path, *, header: bool | None, delimiter: str | None) -> Table:
+def open_table(path: Path, *, header: bool | None, delimiter: str | None, skip: int = 0,
+               rows: int | None = None) -> Table:
     """A text table described by its first rows.
 
     Parameters
@@ -172,8 +186,12 @@ def open_table(path: Path, *, header: bool | None, delimiter: str | None) -> Tab
         number.
     delimiter
         Field separator (``None``: spaces and tabs).
+    skip
+        Lines before the header (or the first sample), not read.
+    rows
+        Sample rows to read (``None``: every row).
     """
-    head_rows = _rows(path, delimiter, limit=2)
+    head_rows = _rows(path, delimiter, limit=2, skip=skip)
     if header is None:
         header = bool(head_rows) and not all(_is_number(f) for f in head_rows[0][1])
     head = tuple(f.strip() for f in head_rows[0][1]) if header and head_rows else None
@@ -185,7 +203,8 @@ def open_table(path: Path, *, header: bool | None, delimiter: str | None) -> Tab
                         f"samples, found {len(head_rows)} rows{what}")
     first = head_rows[1][0] if header else head_rows[0][0]
     width = len(head) if head is not None else len(head_rows[0][1])
-    return Table(path, head, width, first, delimiter, delimiter_hint(head_rows[0][1], delimiter))
+    return Table(path, head, width, first, delimiter, delimiter_hint(head_rows[0][1], delimiter),
+                 skip, rows)
 
 
 def _is_number(text: str) -> bool:
@@ -196,15 +215,17 @@ def _is_number(text: str) -> bool:
     return True
 
 
-def _rows(path: Path, delimiter: str | None, limit: int | None = None
+def _rows(path: Path, delimiter: str | None, limit: int | None = None, skip: int = 0
           ) -> list[tuple[int, list[str]]]:
-    """The rows of the file that are not blank, each with its line number, split into fields
-    (the first ``limit`` rows only, when given)."""
+    """The rows of the file that are not blank after its first ``skip`` lines, each with its
+    line number, split into fields (the first ``limit`` rows only, when given)."""
     out: list[tuple[int, list[str]]] = []
     try:
         with _text(path) as f:
+            for _ in range(skip):
+                f.readline()
             if delimiter is None:
-                for k, line in enumerate(f, 1):
+                for k, line in enumerate(f, skip + 1):
                     if line.strip():
                         out.append((k, line.split()))
                         if limit is not None and len(out) == limit:
@@ -213,7 +234,7 @@ def _rows(path: Path, delimiter: str | None, limit: int | None = None
             reader = csv.reader(f, delimiter=delimiter)
             for row in reader:
                 if row and any(x.strip() for x in row):
-                    out.append((reader.line_num, row))
+                    out.append((skip + reader.line_num, row))
                     if limit is not None and len(out) == limit:
                         break
     except csv.Error as exc:
@@ -243,18 +264,20 @@ def _encoding(path: Path) -> str:
     return "utf-16" if start in (b"\xff\xfe", b"\xfe\xff") else "utf-8-sig"
 
 
-def _fast(path: Path, header: bool, delimiter: str | None, width: int) -> np.ndarray | None:
+def _fast(table: Table, header: bool) -> np.ndarray | None:
     """The samples read at once by numpy, or ``None`` when numpy cannot read them (a missing
     field, text, blank lines): the rows are then parsed one by one, which names a bad cell."""
+    path, delimiter = table.path, table.delimiter
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)  # no samples: found row by row
-            table = np.loadtxt(path, delimiter=delimiter, skiprows=1 if header else 0,
-                               ndmin=2, comments=None, quotechar='"' if delimiter else None,
-                               dtype=float, encoding=_encoding(path))
+            values = np.loadtxt(path, delimiter=delimiter, skiprows=table.skip + int(header),
+                                max_rows=table.rows, ndmin=2, comments=None,
+                                quotechar='"' if delimiter else None, dtype=float,
+                                encoding=_encoding(path))
     except (ValueError, TypeError):
         return None
-    return table if table.shape[0] and table.shape[1] == width else None
+    return values if values.shape[0] and values.shape[1] == table.width else None
 
 
 def _slow(body: list[tuple[int, list[str]]], table: Table, cols: Sequence[int]) -> np.ndarray:
