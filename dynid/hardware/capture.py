@@ -31,7 +31,7 @@ from ..errors import CaptureError, DataError, DriveConfigError, DynidError
 from ..trajectories._progress import Progress
 from .budget import BusTiming, Cycle, check_budget
 from .drive import Drives, open_drives
-from .motion import Schedule, plan
+from .motion import Schedule, plan, sample_trajectory
 from .settings import BusSettings, DriveSettings
 from .writer import RecordingWriter
 
@@ -147,6 +147,10 @@ def capture(robot, trajectory, path: str | Path, *, settings: DriveSettings | No
                                f"{'current' if robot.output == 'current' else 'torque'} in the "
                                "transmit PDOs or describe the robot's output to match")
     load = budget(settings, bus, max_load)
+    _, motion = sample_trajectory(robot, trajectory, settings.rate)
+    targets = robot.transmission.actuator_state(*motion)[0]
+    for j, sc in enumerate(settings.scalings):  # beyond a drive's range: refuse now
+        sc.to_counts(targets[:, j], what=f"target of {robot.actuator_names[j]}")
     path = Path(path)
     if path.exists() and not overwrite:
         raise DataError(f"recording {path} exists; choose another file or overwrite it "
@@ -173,12 +177,12 @@ def capture(robot, trajectory, path: str | Path, *, settings: DriveSettings | No
         writer.close()
         drives.close()
         if isinstance(exc, CaptureError):
-            exc.path, exc.samples = path, writer.samples
+            exc.path, exc.samples = path, writer.flushed
             if drives.stop_errors:
                 exc.args = (f"{exc.args[0]}; while stopping: {'; '.join(drives.stop_errors)}",)
         elif isinstance(exc, DynidError):
-            raise CaptureError(f"{exc} (the capture stopped; {writer.samples} samples kept in "
-                               f"{path})", path=path, samples=writer.samples) from exc
+            raise CaptureError(f"{exc} (the capture stopped; {writer.flushed} samples kept in "
+                               f"{path})", path=path, samples=writer.flushed) from exc
         raise
     drives.disable()
     writer.close()

@@ -24,7 +24,7 @@ from ..trajectories.constraints import Report, worst_points
 from ..trajectories.feasibility import build_constraints, evaluate
 from ..trajectories.spaces import DesignSpace, basis_motion
 
-__all__ = ["Schedule", "check_motion", "plan", "quintic"]
+__all__ = ["Schedule", "check_motion", "plan", "quintic", "sample_trajectory"]
 
 
 @dataclass(frozen=True)
@@ -88,12 +88,26 @@ def _duration(delta: np.ndarray, robot: Robot, min_ramp: float, fill: float) -> 
     return float(max(min_ramp, np.max(t_v, initial=0.0), np.max(t_a, initial=0.0)))
 
 
+def sample_trajectory(robot: Robot, trajectory, rate: float
+                      ) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """The trajectory's basis states at every cycle of ``rate`` Hz over its whole duration,
+    checked against every limit (nothing about the robot's present position is needed, so
+    this runs before any frame is sent)."""
+    if not (np.isfinite(rate) and rate > 0):
+        raise TrajectoryError(f"rate: expected a cycle rate > 0 Hz, found {rate}")
+    n_traj = int(np.floor(trajectory.duration * rate + 1e-9)) + 1
+    t = np.arange(n_traj) / rate
+    motion = basis_motion(trajectory, robot)(t)
+    check_motion(robot, t, *motion, "the trajectory")
+    return t, motion
+
+
 def plan(robot: Robot, trajectory, rate: float, start: np.ndarray, *,
          min_ramp: float = 1.0, fill: float = 0.5) -> Schedule:
     """The schedule of a capture of ``trajectory`` (all its periods) at ``rate`` Hz for a
     robot whose actuators stand at ``start`` (n,): checked against every limit."""
-    if not (np.isfinite(rate) and rate > 0):
-        raise TrajectoryError(f"rate: expected a cycle rate > 0 Hz, found {rate}")
+    t_traj, (q_t, v_t, a_t) = sample_trajectory(robot, trajectory, rate)
+    n_traj = len(t_traj)
     trans = robot.transmission
     start = np.asarray(start, dtype=float).reshape(1, -1)
     zero = np.zeros_like(start)
@@ -105,11 +119,6 @@ def plan(robot: Robot, trajectory, rate: float, start: np.ndarray, *,
     dt = 1.0 / rate
     check_motion(robot, np.zeros(1), q_start[None], zero, zero,
                  "the robot's present position")
-    motion = basis_motion(trajectory, robot)
-    n_traj = int(np.floor(trajectory.duration * rate + 1e-9)) + 1
-    t_traj = np.arange(n_traj) * dt
-    q_t, v_t, a_t = motion(t_traj)
-    check_motion(robot, t_traj, q_t, v_t, a_t, "the trajectory")
 
     t_in = _duration(q_t[0] - q_start, robot, min_ramp, fill)
     n_in = int(np.ceil(t_in * rate))
