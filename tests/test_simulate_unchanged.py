@@ -19,7 +19,7 @@ import pytest
 
 import dynid
 from dynid.demo import true_parameters
-from dynid.identify import DriveLoops, FourierReference, SensorNoise, simulate, smooth_coulomb
+from dynid.hardware import DriveLoops, FourierReference, SensorNoise, simulate, smooth_coulomb
 
 DATA = Path(__file__).parent / "data" / "simulate_unchanged.npz"
 SIGNALS = ("positions", "output", "q", "v", "a", "u")
