@@ -195,7 +195,9 @@ def test_bad_inputs_are_refused_by_name():
         plant.step(good, np.zeros((3, 3)))
     with pytest.raises(DataError, match=r"feedforward: non-finite value inf"):
         plant.step(good, None, np.full(3, np.inf))
-    assert plant.time == 0.0  # nothing moved
+    plant.step(good)  # nothing was changed by the refused calls
+    assert plant.time == pytest.approx(1 / 200.0)
+    assert np.all(np.abs(plant.actuator_positions() - good) < 1e-3)
     for rate in (0.0, -100.0, float("nan")):
         with pytest.raises(DataError, match=r"control_rate: expected a rate > 0 Hz, found"):
             Plant.commissioned(robot, theta, control_rate=rate)

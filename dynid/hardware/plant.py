@@ -90,6 +90,8 @@ class Plant:
         Output applied by the drives (runs, n): current (A) or torque (N·m, N).
     limits
         Command limit of each drive (n,), in the output's units.
+    robot, gains, loops, runs, control_rate, dt
+        As given (``dt = 1 / control_rate``, s).
 
     Examples
     --------
@@ -176,15 +178,15 @@ class Plant:
         targets over the period) and output feed-forward ``feedforward`` (default: none),
         and the robot moves on by ``dt``."""
         target = self._input(target, "target")
+        if velocity is not None:
+            velocity = self._input(velocity, "velocity")
+        ff = 0.0 if feedforward is None else self._input(feedforward, "feedforward")
         if velocity is None:
             velocity = (self._demand if self._target is None
                         else (target - self._target) / self.dt)
-        else:
-            velocity = self._input(velocity, "velocity")
         self._target = target
         s, kv, ki, dt = self._smoothing, self._kv, self._ki, self.dt
         self._demand = s * velocity + (1.0 - s) * self._demand
-        ff = 0.0 if feedforward is None else self._input(feedforward, "feedforward")
         if self._integral is None:
             self._integral = (self._rest - ff) / (kv * ki)
         error = self._demand + self._kp * (target - self._measured) - self._velocity
