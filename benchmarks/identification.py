@@ -38,20 +38,16 @@ from _timing import best_of
 
 import dynid
 from dynid.demo import true_parameters
+from dynid.hardware import DriveLoops, FourierReference, SensorNoise, simulate, smooth_coulomb
 from dynid.identify import (
     OLS,
     WLS,
     CompressedData,
-    DriveLoops,
-    FourierReference,
     IdentificationData,
     JointSystem,
     PhysicallyConsistent,
     Processing,
     Recording,
-    SensorNoise,
-    simulate,
-    smooth_coulomb,
     validate,
 )
 from dynid.models import Regressor, base_parameters

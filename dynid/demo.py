@@ -18,16 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .errors import DynidWarning
-from .identify import (
-    OLS,
-    IdentificationData,
-    PhysicallyConsistent,
-    SensorNoise,
-    Simulation,
-    simulate,
-    smooth_coulomb,
-    validate,
-)
+from .hardware import SensorNoise, Simulation, simulate, smooth_coulomb
+from .identify import OLS, IdentificationData, PhysicallyConsistent, validate
 from .models import BaseParameters, Regressor, Robot, base_parameters, load_robot
 from .trajectories import DesignSettings, basis_motion, design_excitation
 

@@ -11,6 +11,7 @@ import pytest
 from mechanism_checks import model_with
 
 import dynid
+from dynid.hardware import FourierReference
 
 DATA = Path(__file__).parent / "data"
 #: Design options of the command line that keep a design to a fraction of a second.
@@ -30,8 +31,7 @@ def arm_files(folder: Path, *, seed: int = 1, noise=1e-3, name: str = "run", csv
     robot_file = folder / "arm2.yaml"
     robot_file.write_text((DATA / "arm2.yaml").read_text())
     robot = dynid.load_robot(robot_file)
-    ref = dynid.identify.FourierReference.random(robot, harmonics=3, frequency=0.5, ramp=0.0,
-                                                 seed=seed)
+    ref = FourierReference.random(robot, harmonics=3, frequency=0.5, ramp=0.0, seed=seed)
     t = np.arange(0.0, 4.0, 0.01)
     q, v, a = ref(t)
     y = dynid.Regressor(robot).predict(q, v, a, robot.prior)

@@ -9,7 +9,7 @@ import scipy.signal
 
 import dynid
 from dynid.demo import true_parameters
-from dynid.identify import (
+from dynid.hardware import (
     DriveLoops,
     FourierReference,
     SensorNoise,

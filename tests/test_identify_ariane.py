@@ -15,16 +15,13 @@ from conftest import check_physical, standardized_errors
 
 import dynid
 from dynid.demo import true_parameters
+from dynid.hardware import FourierReference, SensorNoise, simulate, smooth_coulomb
 from dynid.identify import (
     OLS,
     WLS,
-    FourierReference,
     IdentificationData,
     PhysicallyConsistent,
     Processing,
-    SensorNoise,
-    simulate,
-    smooth_coulomb,
     validate,
 )
 

@@ -9,15 +9,8 @@ from conftest import check_physical
 import dynid
 from dynid.cli import main
 from dynid.demo import true_parameters
-from dynid.identify import (
-    FourierReference,
-    Processing,
-    Recording,
-    load_result,
-    read_npz,
-    save_npz,
-    validate,
-)
+from dynid.hardware import FourierReference
+from dynid.identify import Processing, Recording, load_result, read_npz, save_npz, validate
 
 
 @pytest.fixture(scope="module")

@@ -335,7 +335,8 @@ def test_tx40_dead_zone_is_figaroh_and_removes_the_bias_of_the_final_rest(tx40_d
 
 def test_command_line_dead_zone_and_rest(tmp_path, capsys):
     from dynid.cli import main
-    from dynid.identify import FourierReference, save_npz
+    from dynid.hardware import FourierReference
+    from dynid.identify import save_npz
 
     robot = dynid.load_robot("panda")
     q, v, a = FourierReference.random(robot, frequency=0.1, ramp=0.0, seed=1)(

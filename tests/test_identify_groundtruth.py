@@ -18,19 +18,16 @@ from conftest import check_physical, standardized_errors
 
 import dynid
 from dynid.demo import true_parameters
+from dynid.hardware import FourierReference, SensorNoise, simulate, smooth_coulomb
 from dynid.identify import (
     OLS,
     WLS,
-    FourierReference,
     GaussMarkov,
     IdentificationData,
     MaximumLikelihood,
     PhysicallyConsistent,
     Processing,
     Recording,
-    SensorNoise,
-    simulate,
-    smooth_coulomb,
     validate,
 )
 from dynid.identify.data import decimation_filter

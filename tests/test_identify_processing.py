@@ -9,8 +9,8 @@ import scipy.signal
 from numerics import sum_rounding
 
 import dynid
+from dynid.hardware import FourierReference, simulate
 from dynid.identify import (
-    FourierReference,
     GaussMarkov,
     IdentificationData,
     Processing,
@@ -18,7 +18,6 @@ from dynid.identify import (
     average_periods,
     differentiate,
     lowpass,
-    simulate,
     spectral_states,
     validate,
 )

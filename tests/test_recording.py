@@ -371,7 +371,8 @@ def test_readers_match_columns_by_name_with_the_robot(arm, tmp_path):
 
 
 def test_identification_is_the_same_with_columns_in_another_order(arm, tmp_path):
-    from dynid.identify import OLS, FourierReference, IdentificationData, Processing
+    from dynid.hardware import FourierReference
+    from dynid.identify import OLS, IdentificationData, Processing
 
     ref = FourierReference.random(arm, harmonics=3, frequency=0.5, ramp=0.0, seed=3)
     t = np.arange(0.0, 4.0, 0.01)
@@ -521,7 +522,7 @@ def test_trims_in_seconds_need_a_rate():
 def test_a_simulated_prismatic_actuator_reads_back_as_a_length(tmp_path):
     """Motor-side positions of actuators that move prismatic joints through unit gears are
     lengths: a simulated recording says so and reads back against the robot."""
-    from dynid.identify import FourierReference, simulate, smooth_coulomb
+    from dynid.hardware import FourierReference, simulate, smooth_coulomb
     from dynid.models import random_robot
 
     robot = smooth_coulomb(random_robot(2, seed=3, prismatic=1.0, friction=True), joint=0.05)

@@ -9,18 +9,15 @@ import pytest
 
 import dynid
 from dynid.demo import true_parameters
+from dynid.hardware import FourierReference, SensorNoise, simulate, smooth_coulomb
 from dynid.identify import (
     OLS,
     WLS,
     CompressedData,
-    FourierReference,
     IdentificationData,
     JointSystem,
     PhysicallyConsistent,
     Recording,
-    SensorNoise,
-    simulate,
-    smooth_coulomb,
 )
 from dynid.models import base_parameters, random_robot, random_states
 

@@ -22,7 +22,6 @@ from .choice import Candidate, choose_processing
 from .columns import ColumnMap, load_column_map
 from .consistent import PhysicallyConsistent
 from .data import CompressedData, IdentificationData
-from .drives import DriveLoops, Gains, tune_loops
 from .estimators import OLS, WLS, Estimator, GaussMarkov
 from .exclusion import Excluded
 from .likelihood import MaximumLikelihood
@@ -38,10 +37,8 @@ from .processing import (
 )
 from .readers import read_csv, read_npz, save_npz
 from .recording import Recording
-from .reference import FourierReference
 from .residuals import Whiteness, whiteness
 from .result import IdentificationResult, load_result
-from .simulate import SensorNoise, Simulation, simulate, smooth_coulomb
 from .system import JointSystem, LinearSystem
 from .tables import Flat
 from .timestamps import TimeReport, resample, time_report
@@ -56,12 +53,9 @@ __all__ = [
     "Candidate",
     "ColumnMap",
     "CompressedData",
-    "DriveLoops",
     "Estimator",
     "Excluded",
     "Flat",
-    "FourierReference",
-    "Gains",
     "GaussMarkov",
     "IdentificationData",
     "IdentificationResult",
@@ -73,8 +67,6 @@ __all__ = [
     "PhysicallyConsistent",
     "Processing",
     "Recording",
-    "SensorNoise",
-    "Simulation",
     "TimeReport",
     "Trim",
     "Uncertainty",
@@ -95,11 +87,8 @@ __all__ = [
     "resample",
     "save_npz",
     "signal_bandwidth",
-    "simulate",
-    "smooth_coulomb",
     "spectral_states",
     "time_report",
-    "tune_loops",
     "validate",
     "whiteness",
     "zero_phase_response",

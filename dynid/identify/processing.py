@@ -62,7 +62,6 @@ from ..errors import DataError, DynidWarning
 from .exclusion import check_settings
 from .filters import (
     TAPS_PER_FACTOR,
-    _signal,  # noqa: F401  (imported from here by the simulator)
     decimation_filter,
     differentiate,
     lowpass,

@@ -6,7 +6,7 @@ ramped in and out over ``ramp`` seconds, so the motion starts and ends at rest),
 ``t → (q, v, a)``. :meth:`FourierReference.random` draws its coefficients and fits them to the
 robot's limits with the dense feasibility check of :mod:`dynid.trajectories`. Any callable
 ``t → (q, v, a)``, or an optimized excitation from :mod:`dynid.trajectories`, can replace it in
-:func:`~dynid.identify.simulate.simulate`.
+:func:`~dynid.hardware.simulate.simulate`.
 """
 
 from __future__ import annotations
