@@ -1,5 +1,13 @@
 """Drive interfaces over CAN, simulated drives, capture.
 
+Capture on CiA 402 drives (or on the simulated robot on python-can's virtual bus)::
+
+    from dynid.hardware import BusSettings, DriveSettings, VirtualRobot, capture
+    settings = DriveSettings.defaults(robot, rate=500)     # nodes 1..n, the robot's encoders
+    with VirtualRobot.for_capture(robot, settings, BusSettings()):
+        result = capture(robot, "excitation.json", "run.csv", settings=settings)
+    rec = dynid.read_csv("run.csv")                        # the recording, ready to identify
+
 The simulated robot: a reference motion, the drives' loops, the plant stepped one control
 period at a time, and a batch simulation over it::
 
@@ -14,18 +22,55 @@ period at a time, and a batch simulation over it::
     positions, output = plant.sense("actuator")                      # what the drives report
 """
 
+from .budget import MAX_LOAD, BusLoad, BusTiming, Cycle, bus_load, check_budget, max_rate
+from .capture import CaptureResult, capture
+from .decode import AssemblyStats, CycleAssembler, Sample, decode_log
+from .dictionary import cia402_dictionary, load_dictionary
+from .drive import DRIVE_PROTOCOLS, Drives, Feedback, open_drives
 from .drives import DriveLoops, Gains, tune_loops
+from .motion import Schedule, plan
+from .pdo import Pdo, PdoMapping, Scaling
 from .plant import Plant
 from .reference import FourierReference
+from .settings import BusSettings, DriveSettings, NodeSettings
 from .simulate import SensorNoise, Simulation, simulate, smooth_coulomb
+from .writer import RecordingWriter
 
 __all__ = [
+    "DRIVE_PROTOCOLS",
+    "MAX_LOAD",
+    "AssemblyStats",
+    "BusLoad",
+    "BusSettings",
+    "BusTiming",
+    "CaptureResult",
+    "Cycle",
+    "CycleAssembler",
     "DriveLoops",
+    "DriveSettings",
+    "Drives",
+    "Feedback",
     "FourierReference",
     "Gains",
+    "NodeSettings",
+    "Pdo",
+    "PdoMapping",
     "Plant",
+    "RecordingWriter",
+    "Sample",
+    "Scaling",
+    "Schedule",
     "SensorNoise",
     "Simulation",
+    "bus_load",
+    "capture",
+    "check_budget",
+    "cia402_dictionary",
+    "decode_log",
+    "load_dictionary",
+    "max_rate",
+    "open_drives",
+    "plan",
     "simulate",
     "smooth_coulomb",
     "tune_loops",
