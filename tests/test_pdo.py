@@ -16,13 +16,15 @@ from dynid.models import load_robot
 
 def test_default_mapping_sizes_and_codec_round_trip():
     m = PdoMapping.default("current")
-    assert m.rpdo_bytes == (4,) and m.tpdo_bytes == (6, 4)
+    assert m.rpdo_bytes == (6,) and m.tpdo_bytes == (6, 4)
+    assert PdoMapping.default(feedforward=False).rpdo_bytes == (4,)
     fd = PdoMapping.default("torque", fd=True)
     assert fd.tpdo_bytes == (10,) and fd.output == "torque"
     # Encoding by hand, little-endian, in the mapped order (CiA 301).
     data = struct.pack("<ih", -123456, -321)
     assert m.decode(0, data) == {"position": -123456, "current": -321}
-    assert m.encode({"target_position": 2**31 - 1}) == [struct.pack("<i", 2**31 - 1)]
+    assert m.encode({"target_position": 2**31 - 1, "torque_offset": -2}) == [
+        struct.pack("<ih", 2**31 - 1, -2)]
     assert PdoMapping.from_dict(m.to_dict()) == m
 
 

@@ -159,7 +159,8 @@ def capture(robot, trajectory, path: str | Path, *, settings: DriveSettings | No
     drives.open()
     try:
         start = drives.positions()
-        schedule = plan(robot, trajectory, settings.rate, start, min_ramp=min_ramp)
+        schedule = plan(robot, trajectory, settings.rate, start, min_ramp=min_ramp,
+                        feedforward="torque_offset" in settings.mapping.receive)
         for j, sc in enumerate(settings.scalings):  # beyond a drive's range: refuse now
             sc.to_counts(schedule.targets[:, j], what=f"target of {robot.actuator_names[j]}")
     except BaseException:
@@ -204,7 +205,7 @@ class _Run:
 
     def go(self, start: np.ndarray) -> None:
         s = self.schedule
-        self.drives.enable(start)
+        self.drives.enable(start, None if s.feedforward is None else s.feedforward[0])
         rec = s.recorded
         previous = start
         t0 = None
@@ -217,7 +218,8 @@ class _Run:
             if pause > 0:
                 time.sleep(pause)
             self.starts.append(time.perf_counter())
-            feedback = self.drives.exchange(s.targets[k])
+            feedback = self.drives.exchange(
+                s.targets[k], None if s.feedforward is None else s.feedforward[k])
             self.cycles += 1
             if feedback is None:
                 self.dropped += 1

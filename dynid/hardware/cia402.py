@@ -255,21 +255,22 @@ class CiA402Drives(Drives):
         return np.array([sc.position(self._read(node, 0x6064)) for node, sc in
                          zip(self.nodes, self.settings.scalings, strict=True)])
 
-    def enable(self, hold: np.ndarray) -> None:
-        self._send_targets(hold)
+    def enable(self, hold: np.ndarray, feedforward: np.ndarray | None = None) -> None:
+        self._send_targets(hold, feedforward)
         self._send_sync()
         for node in self.nodes:
             self._go(node, "OPERATION ENABLED")
         self._cycle, self._t0, self._stamp, self._time = -1, None, None, 0.0
         self._stamp_cycle = -1
 
-    def _send_targets(self, targets: np.ndarray) -> None:
+    def _send_targets(self, targets: np.ndarray, feedforward: np.ndarray | None) -> None:
         mapping = self.settings.mapping
         for j, (node, sc) in enumerate(zip(self.nodes, self.settings.scalings, strict=True)):
             values = {"target_position": sc.to_counts(targets[j], what=f"target of node "
                                                       f"{node.id}"),
-                      "controlword": State402.CW_OPERATION_ENABLED,
-                      "velocity_offset": 0, "torque_offset": 0}
+                      "controlword": State402.CW_OPERATION_ENABLED, "velocity_offset": 0,
+                      "torque_offset": 0 if feedforward is None else
+                      sc.to_output(feedforward[j])}
             for k, data in enumerate(mapping.encode(values)):
                 self._send(PdoMapping.rpdo_id(node.id, k), data)
 
@@ -303,9 +304,10 @@ class CiA402Drives(Drives):
                                 f"({error.get_desc() or 'no description'}), error register "
                                 f"0x{error.register:02X}")
 
-    def exchange(self, targets: np.ndarray) -> Feedback | None:
+    def exchange(self, targets: np.ndarray, feedforward: np.ndarray | None = None
+                 ) -> Feedback | None:
         self._check()
-        self._send_targets(targets)
+        self._send_targets(targets, feedforward)
         host = self._send_sync()
         self._cycle += 1
         if self._t0 is None:

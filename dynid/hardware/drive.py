@@ -77,13 +77,16 @@ class Drives(ABC):
         """The actuator positions now (n,), read without enabling the drives."""
 
     @abstractmethod
-    def enable(self, hold: np.ndarray) -> None:
-        """Power the drives holding the positions ``hold`` (n,) (the present ones)."""
+    def enable(self, hold: np.ndarray, feedforward: np.ndarray | None = None) -> None:
+        """Power the drives holding the positions ``hold`` (n,) (the present ones), with the
+        output feed-forward that holds them there (n,) where the mapping carries it."""
 
     @abstractmethod
-    def exchange(self, targets: np.ndarray) -> Feedback | None:
-        """Send the targets (n,) of this cycle, trigger it and return what the drives measured,
-        or ``None`` when the feedback of this cycle did not come in time (a dropped cycle).
+    def exchange(self, targets: np.ndarray, feedforward: np.ndarray | None = None
+                 ) -> Feedback | None:
+        """Send the targets (n,) of this cycle (and the output feed-forward (n,), where the
+        mapping carries it), trigger it and return what the drives measured, or ``None`` when
+        the feedback of this cycle did not come in time (a dropped cycle).
 
         Raises :class:`~dynid.errors.CaptureTimeoutError` when no feedback came for the
         watchdog's time, :class:`~dynid.errors.DriveFaultError` on a drive fault or an

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import TrajectoryError
-from ..models import Robot
+from ..models import Regressor, Robot
 from ..trajectories.constraints import Report, worst_points
 from ..trajectories.feasibility import build_constraints, evaluate
 from ..trajectories.spaces import DesignSpace, basis_motion
@@ -29,13 +29,16 @@ __all__ = ["Schedule", "check_motion", "plan", "quintic", "sample_trajectory"]
 
 @dataclass(frozen=True)
 class Schedule:
-    """Actuator targets (N, n) at ``rate`` Hz; the cycles in ``recorded`` are the trajectory's."""
+    """Actuator targets (N, n) at ``rate`` Hz; the cycles in ``recorded`` are the trajectory's.
+    ``feedforward`` (N, n) is the output the robot's prior model needs at each target (A,
+    N·m or N), or ``None``."""
 
     targets: np.ndarray
     recorded: slice
     rate: float
     ramp_in: float
     ramp_out: float
+    feedforward: np.ndarray | None = None
 
     @property
     def cycles(self) -> int:
@@ -103,9 +106,10 @@ def sample_trajectory(robot: Robot, trajectory, rate: float
 
 
 def plan(robot: Robot, trajectory, rate: float, start: np.ndarray, *,
-         min_ramp: float = 1.0, fill: float = 0.5) -> Schedule:
+         min_ramp: float = 1.0, fill: float = 0.5, feedforward: bool = True) -> Schedule:
     """The schedule of a capture of ``trajectory`` (all its periods) at ``rate`` Hz for a
-    robot whose actuators stand at ``start`` (n,): checked against every limit."""
+    robot whose actuators stand at ``start`` (n,): checked against every limit; with the
+    prior model's output along it when ``feedforward``."""
     t_traj, (q_t, v_t, a_t) = sample_trajectory(robot, trajectory, rate)
     n_traj = len(t_traj)
     trans = robot.transmission
@@ -143,4 +147,5 @@ def plan(robot: Robot, trajectory, rate: float, start: np.ndarray, *,
     vel = np.vstack([ramp_in[1], v_t, ramp_out[1]])
     acc = np.vstack([ramp_in[2], a_t, ramp_out[2]])
     targets = trans.actuator_state(basis, vel, acc)[0]
-    return Schedule(targets, slice(n_in, n_in + n_traj), float(rate), t_in, t_out)
+    ff = Regressor(robot).predict(basis, vel, acc, robot.prior) if feedforward else None
+    return Schedule(targets, slice(n_in, n_in + n_traj), float(rate), t_in, t_out, ff)

@@ -14,8 +14,9 @@ microseconds (CiA 301 object 0x1013, which wraps after 2³² µs).
 
 Example::
 
-    mapping = PdoMapping.default("current")      # RPDO1: target; TPDO1: position, current;
-    mapping.tpdo_bytes                           # TPDO2: time stamp → (6, 4)
+    mapping = PdoMapping.default("current")      # RPDO1: target, torque offset;
+    mapping.tpdo_bytes                           # TPDO1: position, current; TPDO2: time
+                                                 # stamp → (6, 4)
     scale = Scaling(resolution=2 * np.pi / 4096, rated=2.5)
     counts = scale.to_counts(np.array([0.1]))    # rad → increments
 """
@@ -139,10 +140,15 @@ class PdoMapping:
 
     @classmethod
     def default(cls, output: str = "current", *, timestamp: bool = True,
-                fd: bool = False) -> PdoMapping:
-        """The target position in one RPDO; the position and ``output`` (``"current"`` or
-        ``"torque"``) actual values in one TPDO, the drive time stamp in a second one (in the
-        first with CAN FD)."""
+                feedforward: bool = True, fd: bool = False) -> PdoMapping:
+        """The target position (and the torque offset, ``feedforward``) in one RPDO; the
+        position and ``output`` (``"current"`` or ``"torque"``) actual values in one TPDO, the
+        drive time stamp in a second one (in the first with CAN FD).
+
+        The torque offset (0x60B2, thousandths of the rated torque, which for a drive that
+        reports current is the same fraction of its rated current) carries the output the
+        robot's prior model needs along the schedule: the drives' loops then correct only
+        what the model misses, as a robot controller's computed-torque feed-forward does."""
         if output not in ("current", "torque"):
             raise DriveConfigError(f"output: expected 'current' or 'torque', found {output!r}")
         feedback = ["position", output]
@@ -150,8 +156,8 @@ class PdoMapping:
             tpdos = [[*feedback, "timestamp"]]
         else:
             tpdos = [feedback] + ([["timestamp"]] if timestamp else [])
-        return cls(rpdos=(Pdo(("target_position",)),), tpdos=tuple(Pdo(tuple(p)) for p in tpdos),
-                   fd=fd)
+        rpdo = ("target_position", "torque_offset") if feedforward else ("target_position",)
+        return cls(rpdos=(Pdo(rpdo),), tpdos=tuple(Pdo(tuple(p)) for p in tpdos), fd=fd)
 
     @property
     def receive(self) -> tuple[str, ...]:
