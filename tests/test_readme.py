@@ -12,6 +12,7 @@ from dynid.models import Regressor, _mechanisms, random_states, robot_from_mappi
 
 README = (Path(__file__).resolve().parents[1] / "README.md").read_text()
 ROBOT_FILES = README[README.index("## Robot files\n"):README.index("## Excitation trajectories")]
+CAPTURE = README[README.index("## Capture on the drives\n"):README.index("## Identification\n")]
 
 
 def _blocks(lang: str, text: str = README) -> list[str]:
@@ -23,12 +24,27 @@ def test_python_examples_run():
         exec(compile(block, "README.md", "exec"), {})
 
 
-def test_every_yaml_example_is_in_the_robot_file_section():
-    assert _blocks("yaml") == _blocks("yaml", ROBOT_FILES)
+def test_every_yaml_example_is_a_robot_file_or_a_drives_file():
+    assert _blocks("yaml") == _blocks("yaml", ROBOT_FILES) + _blocks("yaml", CAPTURE)
 
 
-@pytest.mark.parametrize("block", _blocks("yaml"),
-                         ids=[yaml.safe_load(b)["name"] for b in _blocks("yaml")])
+def test_drives_file_example_loads(tmp_path):
+    from dynid.hardware import DriveSettings
+
+    (block,) = _blocks("yaml", CAPTURE)
+    path = tmp_path / "drives.yaml"
+    path.write_text(block)
+    (tmp_path / "drive.eds").write_text("")  # named by the example; read only when opened
+    robot = robot_from_mapping(yaml.safe_load(_blocks("yaml", ROBOT_FILES)[0]))  # 3 axes
+    settings = DriveSettings.from_file(path, robot)
+    assert settings.rate == 500 and settings.mapping.receive == ("target_position",
+                                                                 "torque_offset")
+    assert settings.nodes[0].dictionary == tmp_path / "drive.eds"
+    assert settings.scalings[1].rated == 2.5 and settings.scalings[2].resolution == 1e-6
+
+
+@pytest.mark.parametrize("block", _blocks("yaml", ROBOT_FILES),
+                         ids=[yaml.safe_load(b)["name"] for b in _blocks("yaml", ROBOT_FILES)])
 def test_robot_file_examples_load_and_evaluate(block):
     robot = robot_from_mapping(yaml.safe_load(block))
     q, v, a = random_states(robot, 5, np.random.default_rng(0), margin=0.05)
@@ -37,7 +53,7 @@ def test_robot_file_examples_load_and_evaluate(block):
 
 def test_robot_file_examples_describe_what_they_say():
     robots = {r.name: r for r in (robot_from_mapping(yaml.safe_load(b))
-                                  for b in _blocks("yaml"))}
+                                  for b in _blocks("yaml", ROBOT_FILES))}
     arm = robots["myarm"]
     assert arm.output == "current" and arm.n == 3
     assert arm.tree.joint_types == ("revolute", "revolute", "prismatic")
