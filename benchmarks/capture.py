@@ -21,6 +21,8 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+from dynid.hardware.virtual import VirtualRobot
+
 from dynid.hardware import (
     BusSettings,
     BusTiming,
@@ -33,7 +35,6 @@ from dynid.hardware import (
     max_rate,
     smooth_coulomb,
 )
-from dynid.hardware.virtual import VirtualRobot
 from dynid.models import load_robot
 
 
