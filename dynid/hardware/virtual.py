@@ -1,0 +1,462 @@
+"""A simulated robot whose drives answer as CiA 402 nodes on python-can's virtual bus.
+
+:class:`VirtualRobot` puts one :class:`~dynid.hardware.virtual_drive.VirtualDrive` per
+actuator on a ``canopen`` network connected to ``interface="virtual"``, and moves a
+:class:`~dynid.hardware.plant.Plant` of the robot with its true parameters one control period
+per SYNC (COB-ID 0x80). A master on the same channel cannot tell it from real drives: it reads
+and writes the dictionaries by SDO, maps the PDOs, walks the 402 state machine and exchanges
+receive PDOs, SYNC and transmit PDOs.
+
+On each SYNC, while at least one drive is NMT OPERATIONAL:
+
+1. every drive applies the receive PDOs that came since the last SYNC (controlword, target
+   position, velocity and torque offsets);
+2. the drives sample what they measure: the plant's encoder positions in increments and its
+   measured output in thousandths of the rated value (:class:`~dynid.hardware.pdo.Scaling`),
+   the velocity actual value (the encoder difference over the period, increments/s) and
+   their time stamp 0x1013 (µs: the SYNC count over the rate, plus a random offset per
+   drive, modulo 2³²); a drive in OPERATION ENABLED whose position is farther from its last
+   target than its following-error window (0x6065, increments; 0xFFFFFFFF disables it)
+   faults with emergency code 0x8611; each OPERATIONAL drive sends its transmit PDOs;
+3. if every drive is OPERATIONAL and controls its axis (OPERATION ENABLED or QUICK STOP
+   ACTIVE), the plant moves one period towards the targets (increments → SI actuator
+   coordinates), with the velocity offset as the velocity feed-forward where it is mapped
+   (else the targets' difference over the period) and the torque offset as the output
+   feed-forward. Otherwise the arm is held, as by its brakes: one mechanism cannot move
+   with an axis that is not controlled. A held arm does not move, every drive reports zero
+   output, and when the drives release it again the plant restarts at rest where it was.
+
+A quick stop makes the drive hold the position it has (velocity feed-forward 0) until its
+axis stands still (its true speed below one increment per period for 20 ms, as a
+drive's velocity threshold and threshold time detect it; or after 2 s), and then go to
+SWITCH ON DISABLED (quick stop option code 2). Its axis then stays where it
+stopped, as on its brake, while other drives finish their quick stop; the arm is held once
+no drive is quick stopping. A quick stop while the arm is held ends at the next SYNC.
+
+The physics depends on the SYNC count only, never on wall-clock time: a capture is the same,
+frame for frame, for the same seed whatever the machine's load. :attr:`VirtualRobot.truth`
+holds what the robot did at every SYNC answered. :class:`Faults` injects lost and late
+transmit PDOs, a drive fault and a cut cable.
+
+Examples
+--------
+>>> settings, bus = DriveSettings.defaults(robot, rate=500), BusSettings(channel="sim")
+>>> with VirtualRobot.for_capture(robot, settings, bus, noise=0.01) as sim:
+...     capture(robot, "excitation.json", "run.csv", settings=settings, bus=bus)
+>>> sim.truth.q                               # true joint positions at every SYNC
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from dataclasses import dataclass
+
+import can
+import canopen
+import numpy as np
+
+from .. import _validate
+from ..errors import DriveConfigError, HardwareError
+from ..models import Robot
+from .plant import Plant
+from .sensors import SensorNoise
+from .virtual_drive import VirtualDrive
+from .virtual_setup import (
+    Faults,
+    as_robot,
+    capture_setup,
+    check_faults,
+    check_node_ids,
+    check_scalings,
+    default_scalings,
+)
+
+__all__ = ["Faults", "VirtualRobot", "VirtualTruth"]
+
+_CONTROLLING = ("OPERATION ENABLED", "QUICK STOP ACTIVE")
+_QUICK_STOP_TIMEOUT = 2.0
+_STANDSTILL = 0.02
+
+
+@dataclass(frozen=True)
+class VirtualTruth:
+    """What the simulated robot did at every SYNC answered.
+
+    Attributes
+    ----------
+    time
+        Drive time of each SYNC (N,), s: its count over the rate.
+    q, v, a
+        True basis positions, velocities and accelerations (N, n) when the drives sampled.
+    actuator
+        True actuator positions (N, n), rad or m.
+    output
+        Output the drives applied (N, n): current (A) or torque (N·m, N); zero while held.
+    moving
+        (N,) whether the arm moved in the period that followed (False: held).
+    """
+
+    time: np.ndarray
+    q: np.ndarray
+    v: np.ndarray
+    a: np.ndarray
+    actuator: np.ndarray
+    output: np.ndarray
+    moving: np.ndarray
+
+
+class VirtualRobot:
+    """``robot``'s drives as CiA 402 nodes on python-can's virtual bus (see the module
+    docstring).
+
+    Parameters
+    ----------
+    robot
+        A :class:`~dynid.models.Robot` or the name of an embedded robot.
+    theta
+        Its true standard parameters (default: ``robot.prior``).
+    channel
+        Virtual bus channel the master connects to.
+    node_ids
+        Node ID of each actuator's drive, 1 to 127 (default: 1 to n).
+    rate
+        SYNC rate the drives expect, Hz: one control period of the plant per SYNC.
+    loops, noise, q0, speed
+        The drives' loops and sensors, the start configuration and the peak speeds they are
+        tuned for (:meth:`Plant.commissioned`).
+    scalings
+        One :class:`~dynid.hardware.pdo.Scaling` per drive. Default: the plant's encoders,
+        and rated values half the largest output the robot's model needs within its limits
+        (the rule of :mod:`~dynid.hardware.virtual_setup`).
+    seed
+        Seed of the plant's noise, the drives' clock offsets and the lost frames.
+    faults
+        Faults to inject (:class:`Faults`).
+    fd
+        CAN FD: transmit PDOs up to 64 bytes, sent as CAN FD frames.
+
+    Attributes
+    ----------
+    plant
+        The simulated robot (:class:`~dynid.hardware.plant.Plant`).
+    drives
+        The :class:`~dynid.hardware.virtual_drive.VirtualDrive` of each actuator.
+    truth
+        :class:`VirtualTruth` of every SYNC answered so far.
+    errors
+        Exceptions raised while answering a SYNC (:meth:`check` raises the first).
+    handled, handling_time
+        SYNCs answered so far, and the seconds spent answering them (every SYNC received).
+
+    Examples
+    --------
+    >>> sim = VirtualRobot(load_robot("panda"), channel="test", rate=500.0, seed=1)
+    >>> sim.start()
+    >>> network = canopen.Network().connect(interface="virtual", channel="test")
+    >>> drive = network.add_node(1, cia402_dictionary(1))
+    >>> drive.sdo[0x6041].raw                     # SWITCH ON DISABLED, remote
+    576
+    >>> sim.stop()
+    """
+
+    def __init__(self, robot: Robot | str, theta: np.ndarray | None = None, *,
+                 channel: str = "dynid", node_ids=None, rate: float = 500.0, loops=None,
+                 noise=None, scalings=None, q0=None, speed=None, seed: int = 0,
+                 faults: Faults | None = None, fd: bool = False):
+        robot = as_robot(robot)
+        n = robot.n
+        if not (_validate.is_number(rate) and rate > 0):
+            raise DriveConfigError(f"rate: expected the SYNC rate in Hz > 0, found {rate!r}; "
+                                   "e.g. VirtualRobot(robot, rate=500.0)")
+        self.node_ids = check_node_ids(node_ids, n)
+        faults = check_faults(faults, n)
+        theta = robot.prior if theta is None else theta
+        self.robot, self.theta, self.rate, self.channel = robot, theta, float(rate), channel
+        self.faults, self.fd, self.seed, self.noise = faults, bool(fd), seed, noise
+        self.plant = Plant.commissioned(robot, theta, control_rate=self.rate, loops=loops,
+                                        noise=noise, q0=q0, speed=speed, seed=seed)
+        self.scalings = (default_scalings(robot, theta, noise, seed) if scalings is None
+                         else check_scalings(scalings, n))
+        output = "current" if robot.output == "current" else "torque"
+        self.drives = [VirtualDrive(node, output=output, rated=sc.rated, fd=self.fd)
+                       for node, sc in zip(self.node_ids, self.scalings, strict=True)]
+        rng = np.random.default_rng([seed, 1])
+        self._offsets = rng.integers(0, 2**32, n)
+        self._drops = np.random.default_rng([seed, 2])
+        self._res = np.array([sc.resolution for sc in self.scalings])
+        self._zero = np.array([sc.zero for sc in self.scalings])
+        self._unit = np.array([sc.rated * sc.gear / 1000.0 for sc in self.scalings])
+        self.errors: list[BaseException] = []
+        self.network: canopen.Network | None = None
+        self._sender: _DelayedSender | None = None
+        self._lock = threading.Lock()
+        self._rows: list[tuple] = []
+        self._count = 0
+        self.handling_time = 0.0
+        self._held = True
+        self._releases = 0
+        self._demand = [None] * n          # the target each drive tracked the last period
+        self._stopping = np.zeros(n)       # seconds each drive has been quick stopping
+        self._braking = np.zeros(n, bool)  # quick stopped, its brake holding while others stop
+        self._brake = np.zeros(n)          # where (increments)
+        self._still = np.zeros(n)          # seconds each axis has stood still in a quick stop
+        positions, _ = self.plant.sense("actuator")
+        counts = self._counts(positions[0])
+        for j, drive in enumerate(self.drives):
+            drive.position, drive.stamp = int(counts[j]), int(self._offsets[j])
+
+    @classmethod
+    def for_capture(cls, robot: Robot | str, settings, bus, *, noise: float = 0.0,
+                    seed: int = 0, **kwargs) -> VirtualRobot:
+        """The simulated robot a capture with ``settings`` and ``bus`` expects.
+
+        The node IDs, rate, scalings and CAN FD come from the
+        :class:`~dynid.hardware.settings.DriveSettings` and the
+        :class:`~dynid.hardware.settings.BusSettings`; a drive whose rated value is to be read
+        from it gets the default rule's. ``noise`` is the standard deviation of the measured
+        output, as a fraction of each drive's rated value.
+
+        Examples
+        --------
+        >>> settings, bus = DriveSettings.defaults(robot, rate=500), BusSettings()
+        >>> with VirtualRobot.for_capture(robot, settings, bus, noise=0.01, seed=1):
+        ...     capture(robot, "excitation.json", "run.csv", settings=settings, bus=bus)
+        """
+        robot = as_robot(robot)
+        theta = kwargs.pop("theta", None)
+        theta = robot.prior if theta is None else theta
+        return cls(robot, theta, **capture_setup(robot, theta, settings, bus, noise, seed),
+                   **kwargs)
+
+    # Life cycle ----------------------------------------------------------------------------
+    def start(self) -> VirtualRobot:
+        """Connect the drives to the virtual channel and boot them (NMT boot-up, then
+        PRE-OPERATIONAL and SWITCH ON DISABLED)."""
+        if self.network is not None:
+            return self
+        network = canopen.Network()
+        network.NOTIFIER_CYCLE = 0.05      # the receiving thread stops within 50 ms
+        network.connect(interface="virtual", channel=self.channel)
+        self.network = network
+        for drive in self.drives:
+            network.add_node(drive.node)
+        network.subscribe(0, self._on_nmt)
+        network.subscribe(0x80, self._on_sync)
+        if self.faults.delay > 0:
+            self._sender = _DelayedSender(network.bus)
+            self._sender.start()
+        for drive in self.drives:
+            drive.boot()
+        return self
+
+    def stop(self) -> None:
+        """Disconnect from the channel (the drives fall silent)."""
+        if self._sender is not None:
+            self._sender.close()
+            self._sender = None
+        if self.network is not None:
+            try:
+                self.network.disconnect()
+            finally:
+                self.network = None
+
+    def __enter__(self) -> VirtualRobot:
+        return self.start()
+
+    def __exit__(self, kind, value, traceback) -> None:
+        self.stop()
+        if kind is None:
+            self.check()
+
+    def check(self) -> None:
+        """Raise the first error met while answering a SYNC, if any."""
+        if self.errors:
+            exc = self.errors[0]
+            raise HardwareError(f"the virtual drives failed at a SYNC: "
+                                f"{type(exc).__name__}: {exc}") from exc
+
+    @property
+    def handled(self) -> int:
+        return self._count
+
+    @property
+    def truth(self) -> VirtualTruth:
+        with self._lock:
+            rows = list(self._rows)
+        n = self.robot.n
+        if not rows:
+            empty = np.zeros((0, n))
+            return VirtualTruth(np.zeros(0), empty, empty, empty, empty, empty,
+                                np.zeros(0, bool))
+        columns = list(zip(*rows, strict=True))
+        return VirtualTruth(np.array(columns[0]), *(np.array(c) for c in columns[1:6]),
+                            np.array(columns[6], dtype=bool))
+
+    # The bus -------------------------------------------------------------------------------
+    def _on_nmt(self, cob_id: int, data: bytearray, timestamp: float) -> None:
+        try:
+            for drive in self.drives:
+                drive.on_nmt()
+        except Exception as exc:  # the notifier thread would only log it
+            self.errors.append(exc)
+
+    def _on_sync(self, cob_id: int, data: bytearray, timestamp: float) -> None:
+        start = time.perf_counter()
+        try:
+            self._sync()
+        except Exception as exc:  # the notifier thread would only log it
+            self.errors.append(exc)
+        self.handling_time += time.perf_counter() - start
+
+    def _sync(self) -> None:
+        drives, faults, k = self.drives, self.faults, self._count
+        if not any(d.operational for d in drives):
+            return
+        if k == faults.cut_at:
+            drives[faults.cut_drive].silence()
+        if k == faults.fault_at:
+            drives[faults.fault_drive].fault(faults.fault_code)
+        for drive in drives:
+            if drive.operational:
+                drive.latch()
+            if self._held and drive.state == "QUICK STOP ACTIVE":
+                drive.state = "SWITCH ON DISABLED"     # its axis stands still, held
+        self._sample(k)
+        self._braking &= np.array([d.state == "SWITCH ON DISABLED" for d in drives])
+        moving = all((d.state in _CONTROLLING or self._braking[j])
+                     and d.node.nmt.state == "OPERATIONAL" for j, d in enumerate(drives))
+        moving = moving and not np.all(self._braking)
+        if not moving:
+            self._braking[:] = False
+        plant = self.plant
+        with self._lock:
+            q, v, a = plant.q[0].copy(), plant.v[0], plant.a[0]
+            applied = plant.current[0]
+            if self._held:
+                v = a = applied = np.zeros_like(q)
+            self._rows.append((k / self.rate, q, v.copy(), a.copy(),
+                               plant.actuator_positions()[0].copy(), applied.copy(), moving))
+        if moving:
+            self._advance()
+        else:
+            self._demand = [None] * len(drives)
+        self._held = not moving
+        self._count += 1
+
+    def _sample(self, k: int) -> None:
+        positions, output = self.plant.sense("actuator")
+        counts = self._counts(positions[0])
+        previous = np.array([d.position for d in self.drives])
+        velocity = np.clip((counts - previous) * self.rate, -(2**31), 2**31 - 1)
+        raw = (np.zeros(len(counts), dtype=np.int64) if self._held else
+               np.clip(np.rint(output[0] / self._unit), -(2**15), 2**15 - 1).astype(np.int64))
+        stamps = (round(k * 1e6 / self.rate) + self._offsets) % 2**32
+        frames = []
+        for j, drive in enumerate(self.drives):
+            drive.position, drive.velocity = int(counts[j]), int(velocity[j])
+            drive.output, drive.stamp = int(raw[j]), int(stamps[j])
+            demand = self._demand[j]
+            if (drive.state == "OPERATION ENABLED" and demand is not None
+                    and abs(drive.position - demand) > drive.window):
+                drive.fault(0x8611)
+            if drive.operational:
+                frames.extend(drive.frames(k))
+        if self.faults.drop > 0:
+            keep = self._drops.random(len(frames)) >= self.faults.drop
+            frames = [f for f, kept in zip(frames, keep, strict=True) if kept]
+        messages = [can.Message(arbitration_id=cob_id, data=payload, is_extended_id=False,
+                                is_fd=self.fd, bitrate_switch=self.fd)
+                    for cob_id, payload in frames]
+        if self._sender is not None:
+            self._sender.put(time.monotonic() + self.faults.delay, messages)
+        else:
+            bus = self.network.bus
+            for message in messages:
+                bus.send(message)
+
+    def _counts(self, positions: np.ndarray) -> np.ndarray:
+        """Actuator positions (n,) in increments: :meth:`Scaling.to_counts` of every drive at
+        once."""
+        counts = np.rint(positions / self._res + self._zero)
+        if not np.all(np.abs(counts) < 2**31):
+            j = int(np.argmax(np.abs(counts)))
+            raise DriveConfigError(f"position of node {self.drives[j].id}: {positions[j]:.6g} "
+                                   f"is beyond the drive's 32-bit position range at "
+                                   f"{self._res[j]:.6g} per increment; give a coarser scaling")
+        return counts.astype(np.int64)
+
+    def _advance(self) -> None:
+        """Move the plant one period towards the drives' targets."""
+        drives, n = self.drives, self.robot.n
+        if self._held and np.any(self.plant.v != 0):
+            self._restart()
+        targets = np.where(self._braking, self._brake, [d.target for d in drives])
+        velocity = np.zeros(n)
+        for j, d in enumerate(drives):
+            if d.state == "QUICK STOP ACTIVE" or self._braking[j]:
+                continue
+            if "velocity_offset" in d.receives:
+                velocity[j] = d.velocity_offset * self._res[j]
+            elif self._demand[j] is not None:
+                velocity[j] = (d.target - self._demand[j]) * self._res[j] * self.rate
+        target = (targets - self._zero) * self._res
+        feedforward = np.array([d.torque_offset for d in drives]) * self._unit
+        self.plant.step(target, velocity, feedforward)
+        self._demand = [int(t) for t in targets]
+        stopping = np.array([d.state == "QUICK STOP ACTIVE" for d in drives])
+        if np.any(stopping):
+            self._quick_stops(stopping)
+        self._stopping[~stopping] = self._still[~stopping] = 0.0
+
+    def _quick_stops(self, stopping: np.ndarray) -> None:
+        """Drives quick stopping whose axis stands still go to SWITCH ON DISABLED."""
+        plant = self.plant
+        speed = np.abs(self.robot.transmission.actuator_state(
+            plant.q, plant.v, np.zeros_like(plant.q))[1][0])
+        dt = 1.0 / self.rate
+        self._stopping[stopping] += dt
+        still = stopping & (speed < self._res * self.rate)
+        self._still = np.where(still, self._still + dt, 0.0)
+        done = stopping & ((self._still >= _STANDSTILL - dt / 2)
+                           | (self._stopping >= _QUICK_STOP_TIMEOUT - dt / 2))
+        for j in np.flatnonzero(done):
+            self.drives[j].state = "SWITCH ON DISABLED"
+            self._brake[j] = self.drives[j].target
+        self._braking |= done
+
+    def _restart(self) -> None:
+        """The arm was held: the plant restarts at rest where it stands."""
+        self._releases += 1
+        old = self.plant
+        seed = int(np.random.SeedSequence([self.seed, 3, self._releases]).generate_state(1)[0])
+        self.plant = Plant(self.robot, self.theta, control_rate=self.rate, gains=old.gains,
+                           loops=old.loops, noise=self.noise or SensorNoise(), q0=old.q[0],
+                           seed=seed)
+
+
+class _DelayedSender(threading.Thread):
+    """Sends frames at their due time, so that late answers do not hold up the SYNCs."""
+
+    def __init__(self, bus: can.BusABC):
+        super().__init__(daemon=True, name="virtual-drives-delay")
+        self.bus = bus
+        self.queue: queue.Queue = queue.Queue()
+
+    def put(self, due: float, messages: list[can.Message]) -> None:
+        self.queue.put((due, messages))
+
+    def run(self) -> None:
+        while True:
+            item = self.queue.get()
+            if item is None:
+                return
+            due, messages = item
+            time.sleep(max(0.0, due - time.monotonic()))
+            for message in messages:
+                self.bus.send(message)
+
+    def close(self) -> None:
+        self.queue.put(None)
+        self.join(timeout=5.0)
