@@ -191,6 +191,25 @@ def test_boot_up():
                                                                     (0x709, b"\0")]
 
 
+def test_stopped_drives_start_again(run):
+    sim, master = run(faults=Faults(cut_at=2, cut_drive=1))
+    hold = master.start()
+    for _ in range(3):
+        master.cycle(hold)
+    master.close()
+    sim.stop()
+    sim.start()                                  # a power cycle: the cable is whole again
+    master = Master(sim, MAPPING)
+    try:
+        assert [state_of(node.sdo[0x6041].raw) for node in master.nodes] == \
+            ["SWITCH ON DISABLED"] * 2
+        hold = master.start()
+        frames = master.cycle(hold)
+        assert all((j, k) in frames for j in (0, 1) for k in (0, 1))
+    finally:
+        master.close()
+
+
 def test_default_rated_value_is_half_the_largest_need():
     robot = arm()
     sim = VirtualRobot(robot, channel="unused")

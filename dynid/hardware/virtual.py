@@ -252,7 +252,8 @@ class VirtualRobot:
         return self
 
     def stop(self) -> None:
-        """Disconnect from the channel (the drives fall silent)."""
+        """Disconnect from the channel (the drives fall silent; :meth:`start` boots them
+        again)."""
         if self._sender is not None:
             self._sender.close()
             self._sender = None
@@ -261,6 +262,8 @@ class VirtualRobot:
                 self.network.disconnect()
             finally:
                 self.network = None
+                for drive in self.drives:
+                    drive.detach()
 
     def __enter__(self) -> VirtualRobot:
         return self.start()

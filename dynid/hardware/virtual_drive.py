@@ -313,6 +313,16 @@ class VirtualDrive:
         return [(cob_id, codec.pack(*(values[o] for o in names)))
                 for cob_id, codec, names, every in self.tpdos if sync % every == 0]
 
+    def detach(self) -> None:
+        """Leave the network (:meth:`boot` on another starts the drive again; its dictionary
+        keeps what was written)."""
+        self._unsubscribe()
+        if self.cut:                # silence() took these off already
+            self.node.network.subscribe(self.node.sdo.rx_cobid, self.node.sdo.on_request)
+            self.node.network.subscribe(0, self.node.nmt.on_command)
+        self.node.remove_network()
+        self.configured = self.cut = False
+
     def silence(self) -> None:
         """Stop answering anything (a cut cable): SDO, NMT and PDOs."""
         network = self.node.network
