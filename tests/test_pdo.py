@@ -108,7 +108,7 @@ def test_drive_settings_from_robot_and_file(tmp_path):
     s = DriveSettings.defaults(robot, rate=500.0)
     assert s.node_ids == (1, 2, 3) and s.mapping.output == "current"
     assert s.scalings[0].resolution == pytest.approx(2 * np.pi / 24)
-    assert s.timeout == pytest.approx(0.05)
+    assert s.timeout == pytest.approx(0.1)
     f = tmp_path / "drives.yaml"
     f.write_text("rate: 1000\nfollowing_error: 0.1\ndrives:\n"
                  "  - {node: 4, increments_per_turn: 4096, gear_ratio: 2, rated: 3.0}\n"

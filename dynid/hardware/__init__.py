@@ -34,6 +34,8 @@ from .plant import Plant
 from .reference import FourierReference
 from .settings import BusSettings, DriveSettings, NodeSettings
 from .simulate import SensorNoise, Simulation, simulate, smooth_coulomb
+from .virtual import VirtualRobot, VirtualTruth
+from .virtual_setup import Faults
 from .writer import RecordingWriter
 
 __all__ = [
@@ -49,6 +51,7 @@ __all__ = [
     "DriveLoops",
     "DriveSettings",
     "Drives",
+    "Faults",
     "Feedback",
     "FourierReference",
     "Gains",
@@ -62,6 +65,8 @@ __all__ = [
     "Schedule",
     "SensorNoise",
     "Simulation",
+    "VirtualRobot",
+    "VirtualTruth",
     "bus_load",
     "capture",
     "check_budget",

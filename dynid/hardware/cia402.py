@@ -125,7 +125,7 @@ class CiA402Drives(Drives):
                   else cia402_dictionary(int(ns.node)))
             node = canopen.RemoteNode(int(ns.node), od)
             node.sdo.RESPONSE_TIMEOUT = s.sdo_timeout
-            node.sdo.MAX_RETRIES = 0
+            node.sdo.MAX_RETRIES = 1
             self.network.add_node(node)
             self.nodes.append(node)
         for node in self.nodes:
@@ -312,9 +312,11 @@ class CiA402Drives(Drives):
         self._cycle += 1
         if self._t0 is None:
             self._t0 = self._good = host
-        # A cycle waits for its feedback at most a few periods; the watchdog stops the
-        # capture when no complete feedback came for the settings' timeout.
-        if not self._ready.wait(min(self.settings.timeout, max(3.0 / self.rate, 0.01))):
+        # A cycle waits for its feedback two periods (at least 5 ms, at most a fifth of the
+        # watchdog); the watchdog stops the capture when no complete feedback came for the
+        # settings' timeout.
+        wait = min(self.settings.timeout / 5, max(2.0 / self.rate, 0.005))
+        if not self._ready.wait(wait):
             self._check()
             if time.perf_counter() - self._good > self.settings.timeout:
                 raise CaptureTimeoutError(

@@ -134,8 +134,8 @@ class DriveSettings:
         200 encoder increments.
     feedback_timeout
         Seconds without complete feedback from the drives before the capture stops (the
-        watchdog); ``None``: ten cycles, at least 50 ms. A cycle whose feedback is late by
-        less is dropped from the recording and counted.
+        watchdog); ``None``: ten cycles, at least 100 ms. A cycle whose feedback is two
+        periods late (at least 5 ms) is dropped from the recording and counted.
     sdo_timeout
         Seconds a drive has to answer a configuration request.
     """
@@ -177,7 +177,7 @@ class DriveSettings:
     @property
     def timeout(self) -> float:
         """The watchdog's seconds (see ``feedback_timeout``)."""
-        return self.feedback_timeout or max(10.0 / self.rate, 0.05)
+        return self.feedback_timeout or max(10.0 / self.rate, 0.1)
 
     def with_rated(self, rated: list[float]) -> DriveSettings:
         """The settings with the rated values read from the drives."""
@@ -200,7 +200,8 @@ class DriveSettings:
         inc = np.broadcast_to(np.asarray(
             increments_per_turn or (trans.increments_per_turn if trans.increments_per_turn
                                     is not None else 2.0 ** 16), dtype=float), (n,))
-        zero = np.broadcast_to(np.asarray(trans.zero_increments, dtype=float), (n,))
+        zero = np.broadcast_to(np.asarray(0.0 if trans.zero_increments is None else
+                                          trans.zero_increments, dtype=float), (n,))
         output = output or ("current" if robot.output == "current" else "torque")
         nodes = [NodeSettings(int(i), Scaling.from_turn(float(k), zero=float(z)),
                               rated_from_drive=True)
