@@ -21,6 +21,7 @@ subclasses.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 
@@ -44,6 +45,10 @@ from .settings import BusSettings, DriveSettings
 __all__ = ["CiA402Drives", "state_of"]
 
 _CSP = 8
+
+
+def _fd_sizes(record: logging.LogRecord) -> bool:
+    return not record.getMessage().startswith("Max size of PDO exceeded")
 
 
 def _variable(node: canopen.RemoteNode, index: int, sub: int):
@@ -182,6 +187,8 @@ class CiA402Drives(Drives):
         return min(255, round(period / 1e-3)), -3
 
     def _map(self, node: canopen.RemoteNode, mapping: PdoMapping) -> None:
+        if mapping.fd:  # canopen warns about PDOs beyond 8 bytes, which CAN FD carries
+            logging.getLogger("canopen.pdo.base").addFilter(_fd_sizes)
         try:
             node.tpdo.read()
             node.rpdo.read()
