@@ -27,8 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .._progress import Progress
 from ..errors import CaptureError, DataError, DriveConfigError, DynidError
-from ..trajectories._progress import Progress
 from .budget import BusTiming, Cycle, check_budget
 from .drive import Drives, open_drives
 from .motion import Schedule, plan, sample_trajectory

@@ -27,9 +27,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._blas import single_thread
+from .._progress import Progress
 from ..errors import SolverError
 from ..models import Robot
-from ._progress import Progress
 from .assembly import assemble
 from .constraints import Report
 from .criteria import Information, condition_numbers
