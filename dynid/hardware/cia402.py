@@ -262,6 +262,13 @@ class CiA402Drives(Drives):
         return np.array([sc.position(self._read(node, 0x6064)) for node, sc in
                          zip(self.nodes, self.settings.scalings, strict=True)])
 
+    def limit_following_error(self, limits: np.ndarray) -> None:
+        """The following-error window 0x6065 of each drive, in increments."""
+        for node, sc, limit in zip(self.nodes, self.settings.scalings, limits, strict=True):
+            if 0x6065 in node.object_dictionary:
+                window = min(int(np.ceil(limit / sc.resolution)), 2**32 - 2)
+                self._write(node, 0x6065, window)
+
     def enable(self, hold: np.ndarray, feedforward: np.ndarray | None = None) -> None:
         self._send_targets(hold, feedforward)
         self._send_sync()
@@ -319,11 +326,9 @@ class CiA402Drives(Drives):
         self._cycle += 1
         if self._t0 is None:
             self._t0 = self._good = host
-        # A cycle waits for its feedback two periods (at least 5 ms, at most a fifth of the
-        # watchdog); the watchdog stops the capture when no complete feedback came for the
-        # settings' timeout.
-        wait = min(self.settings.timeout / 5, max(2.0 / self.rate, 0.005))
-        if not self._ready.wait(wait):
+        # A cycle waits for its feedback the settings' wait; the watchdog stops the capture
+        # when no complete feedback came for the settings' timeout.
+        if not self._ready.wait(self.settings.wait):
             self._check()
             if time.perf_counter() - self._good > self.settings.timeout:
                 raise CaptureTimeoutError(

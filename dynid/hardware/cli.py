@@ -94,6 +94,7 @@ def run_capture(args: argparse.Namespace) -> None:
     if bus.interface == "virtual":
         from .virtual import VirtualRobot
 
+        options["settings"] = settings = VirtualRobot.lockstep(settings)
         with VirtualRobot.for_capture(robot, settings, bus, noise=args.noise, seed=args.seed):
             result = capture(robot, trajectory, output, **options)
     else:

@@ -81,6 +81,11 @@ class Drives(ABC):
         """Power the drives holding the positions ``hold`` (n,) (the present ones), with the
         output feed-forward that holds them there (n,) where the mapping carries it."""
 
+    def limit_following_error(self, limits: np.ndarray) -> None:
+        """Give the drives their own following-error limit (n,), in SI units, where the
+        protocol has one: a backstop behind the capture's own check. Default: nothing."""
+        return None
+
     @abstractmethod
     def exchange(self, targets: np.ndarray, feedforward: np.ndarray | None = None
                  ) -> Feedback | None:

@@ -134,8 +134,10 @@ class DriveSettings:
         200 encoder increments.
     feedback_timeout
         Seconds without complete feedback from the drives before the capture stops (the
-        watchdog); ``None``: ten cycles, at least 100 ms. A cycle whose feedback is two
-        periods late (at least 5 ms) is dropped from the recording and counted.
+        watchdog); ``None``: ten cycles, at least 100 ms.
+    feedback_wait
+        Seconds a cycle waits for its feedback before it is dropped from the recording and
+        counted; ``None``: two periods, at least 5 ms, at most a fifth of the watchdog.
     sdo_timeout
         Seconds a drive has to answer a configuration request.
     """
@@ -146,6 +148,7 @@ class DriveSettings:
     following_error: float | np.ndarray | None = None
     feedback_timeout: float | None = None
     sdo_timeout: float = 0.5
+    feedback_wait: float | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "nodes", tuple(self.nodes))
@@ -156,7 +159,7 @@ class DriveSettings:
             raise DriveConfigError(f"drives: node IDs must differ, found {ids}")
         if not (np.isfinite(self.rate) and self.rate > 0):
             raise DriveConfigError(f"rate: expected a cycle rate > 0 Hz, found {self.rate!r}")
-        for name in ("feedback_timeout", "sdo_timeout"):
+        for name in ("feedback_timeout", "sdo_timeout", "feedback_wait"):
             value = getattr(self, name)
             if value is not None and not (np.isfinite(value) and value > 0):
                 raise DriveConfigError(f"{name}: expected seconds > 0, found {value!r}")
@@ -178,6 +181,11 @@ class DriveSettings:
     def timeout(self) -> float:
         """The watchdog's seconds (see ``feedback_timeout``)."""
         return self.feedback_timeout or max(10.0 / self.rate, 0.1)
+
+    @property
+    def wait(self) -> float:
+        """Seconds a cycle waits for its feedback (see ``feedback_wait``)."""
+        return self.feedback_wait or min(self.timeout / 5, max(2.0 / self.rate, 0.005))
 
     def with_rated(self, rated: list[float]) -> DriveSettings:
         """The settings with the rated values read from the drives."""
@@ -225,7 +233,7 @@ class DriveSettings:
                                    "(one entry per actuator), e.g. drives: [{node: 1, "
                                    "increments_per_turn: 4096}]")
         unknown = set(data) - {"rate", "mapping", "drives", "following_error",
-                               "feedback_timeout", "sdo_timeout"}
+                               "feedback_timeout", "sdo_timeout", "feedback_wait"}
         if unknown:
             raise DriveConfigError(f"drives file {path}: unknown keys {sorted(unknown)}")
         if len(data["drives"]) != robot.n:
@@ -235,8 +243,8 @@ class DriveSettings:
         nodes = [_node(d, k, path) for k, d in enumerate(data["drives"])]
         mapping = (PdoMapping.from_dict(data["mapping"]) if "mapping" in data else
                    PdoMapping.default("current" if robot.output == "current" else "torque"))
-        extra = {k: data[k] for k in ("following_error", "feedback_timeout", "sdo_timeout")
-                 if k in data}
+        extra = {k: data[k] for k in ("following_error", "feedback_timeout", "sdo_timeout",
+                                      "feedback_wait") if k in data}
         return cls(nodes=tuple(nodes), mapping=mapping, rate=float(data.get("rate", 250.0)),
                    **extra)
 

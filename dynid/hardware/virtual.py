@@ -51,7 +51,7 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import can
 import canopen
@@ -229,6 +229,15 @@ class VirtualRobot:
         theta = robot.prior if theta is None else theta
         return cls(robot, theta, **capture_setup(robot, theta, settings, bus, noise, seed),
                    **kwargs)
+
+    @staticmethod
+    def lockstep(settings, timeout: float = 2.0):
+        """``settings`` under which a capture waits for every answer of the simulated robot
+        (up to ``timeout`` seconds) instead of dropping the late ones: the simulated robot
+        shares the process with the capture and is not real time, so on a busy machine its
+        answers come late although its motion is the same."""
+        timeout = max(timeout, settings.timeout)
+        return replace(settings, feedback_timeout=timeout, feedback_wait=timeout)
 
     # Life cycle ----------------------------------------------------------------------------
     def start(self) -> VirtualRobot:
