@@ -173,8 +173,12 @@ def test_late_feedback_beyond_the_watchdog_stops_the_capture(tmp_path):
 
 
 def test_a_following_error_stops_the_capture(tmp_path):
-    exc, _ = _stopped(tmp_path, FollowingError, None, following_error=1e-4)
+    exc, sim = _stopped(tmp_path, FollowingError, None, following_error=1e-4)
     assert "position error" in str(exc)
+    # The drives got their own window (0x6065) behind the capture's: twice its limit plus
+    # one cycle's step of the targets, in increments, neither disabled nor tighter.
+    for drive, sc in zip(sim.drives, sim.scalings, strict=True):
+        assert 2e-4 / sc.resolution < drive.window < 0xFFFFFFFF
 
 
 class _Frames(can.Listener):
