@@ -1,39 +1,34 @@
-"""A one-line text progress bar on standard error (no dependency)."""
+"""Progress bars on standard error, drawn by tqdm; silent when disabled."""
 
 from __future__ import annotations
 
-import sys
-import time
 from typing import TextIO
+
+from tqdm import tqdm
 
 
 class Progress:
-    """Draws ``label [#####.....] done/total  text`` in place; silent when disabled."""
+    """``label: 40%|████      | done/total [elapsed<left, text]``, updated in place.
+
+    ``update(done, text)`` moves the bar to ``done`` (not by it) and sets the text after it;
+    ``close()`` ends the line. Disabled, it draws nothing.
+    """
 
     def __init__(self, total: int, label: str, *, enabled: bool = True,
-                 stream: TextIO | None = None, width: int = 30):
-        self.total, self.label, self.enabled = max(1, int(total)), label, enabled
-        self.stream = stream or sys.stderr
-        self.width, self.done, self.text = width, 0, ""
-        self._t0, self._last = time.perf_counter(), 0.0
+                 stream: TextIO | None = None):
+        self.total, self.enabled = max(1, int(total)), enabled
+        self._bar = tqdm(total=self.total, desc=label, disable=not enabled, file=stream,
+                         leave=True, mininterval=0.1, dynamic_ncols=True)
+
+    @property
+    def done(self) -> int:
+        return int(self._bar.n)
 
     def update(self, done: int | None = None, text: str | None = None) -> None:
         if done is not None:
-            self.done = min(int(done), self.total)
+            self._bar.update(min(int(done), self.total) - self._bar.n)
         if text is not None:
-            self.text = text
-        now = time.perf_counter()
-        if self.enabled and (now - self._last > 0.1 or self.done >= self.total):
-            self._last = now
-            fill = int(self.width * self.done / self.total)
-            bar = "#" * fill + "." * (self.width - fill)
-            self.stream.write(f"\r{self.label} [{bar}] {self.done}/{self.total} "
-                              f"{now - self._t0:5.1f} s  {self.text}   ")
-            self.stream.flush()
+            self._bar.set_postfix_str(text, refresh=False)
 
     def close(self) -> None:
-        if self.enabled:
-            self._last = 0.0
-            self.update()
-            self.stream.write("\n")
-            self.stream.flush()
+        self._bar.close()

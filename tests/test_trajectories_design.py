@@ -207,7 +207,7 @@ def test_same_seed_same_trajectory(panda):
 def test_progress_bar(panda, capsys):
     design_excitation(panda, DesignSettings(**{**FAST, "max_iterations": 5}), progress=True)
     err = capsys.readouterr().err
-    assert "design panda [" in err and "/5 " in err and "best condition" in err
+    assert "design panda:" in err and "/5 " in err and "best condition" in err
 
 
 def test_slsqp_backend(panda):
