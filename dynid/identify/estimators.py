@@ -114,7 +114,7 @@ class Estimator:
             names=params.names, units=tuple(p.unit for p in params), params=self.params_,
             cov=self.cov_, base_names=base.names, base_matrix=B, base_params=B @ self.params_,
             base_cov=self.base_cov_, noise_covariance=self.noise_covariance_,
-            training_rmse=rmse, n_samples=system.n_samples,
+            training_rmse=rmse, n_samples=system.n_samples, robot_source=data.robot.source,
             output_names=data.robot.output_names, settings=self.get_params(),
             processing=processing, solver=solver,
             covariance_method=out.get("covariance_method", "sandwich"), diagnostics=diagnostics)

@@ -73,6 +73,9 @@ class Robot:
         Bodies fixed to links without a joint (:class:`~dynid.models.bodies.Body`):
         counterweights, tools, payloads. Identified ones add ten link parameters each, after
         the tree's links; known ones add their generalized force to the prediction.
+    source
+        Where the robot was loaded from: an embedded robot's name or a robot file's path
+        (set by :func:`~dynid.models.load_robot`; results and parameter files record it).
     """
 
     tree: Tree
@@ -84,6 +87,7 @@ class Robot:
     limits: Limits | None = None
     actuator_limits: Limits | None = None
     bodies: tuple[Body, ...] = ()
+    source: str | None = None
     parameters: ParameterSet = field(init=False)
     attachments: Attachments = field(init=False, repr=False)
     term_columns: tuple[np.ndarray, ...] = field(init=False, repr=False)

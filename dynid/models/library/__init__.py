@@ -27,8 +27,13 @@ def load_robot(source: str | Path) -> Robot:
     except OSError:  # a name the system refuses (too long): load_robot_file says why
         is_file = True
     if is_file:
-        return load_robot_file(path)
+        return _sourced(load_robot_file(path), str(path.resolve()))
     if str(source) in embedded_robots():
-        return load_robot_file(_HERE / f"{source}.yaml")
+        return _sourced(load_robot_file(_HERE / f"{source}.yaml"), str(source))
     raise ModelError(f"robot {str(source)!r}: not a robot file and not an embedded robot; "
                      f"embedded robots are {list(embedded_robots())}")
+
+
+def _sourced(robot: Robot, source: str) -> Robot:
+    object.__setattr__(robot, "source", source)  # not a model change: no rebuild
+    return robot
