@@ -33,12 +33,13 @@ exit status:
 
 
 def _demo(args: argparse.Namespace) -> None:
-    from .demo import run_demo
+    from .demo import output_folder, run_demo
     from .models import load_robot
 
-    load_robot(args.robot)  # a wrong robot is reported before the demo starts
-    run_demo(args.robot, seed=args.seed, periods=args.periods, rate=args.rate,
-             noise=args.noise, quick=args.quick)
+    load_robot(args.robot)  # a wrong robot or folder is reported before the demo starts
+    output_folder(args.output_dir)
+    run_demo(args.robot, output_dir=args.output_dir, seed=args.seed, periods=args.periods,
+             rate=args.rate, noise=args.noise, quick=args.quick, progress=not args.quiet)
 
 
 def _robots(args: argparse.Namespace) -> None:
@@ -72,17 +73,25 @@ def build_parser() -> argparse.ArgumentParser:
                         help="show the traceback of an internal error")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    demo = sub.add_parser("demo", help="design, simulate, identify and validate on an embedded "
-                                       "robot, with no hardware")
-    demo.add_argument("--robot", default="panda", help="embedded robot name or robot file")
+    demo = sub.add_parser(
+        "demo", help="the whole job on the simulated robot, no hardware: design, capture over "
+                     "the virtual CAN bus, identify, validate, export URDF/MJCF/parameters, report",
+        epilog="example:\n  dynid demo --output-dir demo-output      # the Ariane arm\n"
+               "  dynid demo --robot panda --quick --output-dir panda-demo",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    demo.add_argument("--robot", default="ariane", help="embedded robot name or robot file "
+                                                        "(default: ariane)")
+    demo.add_argument("--output-dir", default="demo-output",
+                      help="folder for every file the demo writes (default: demo-output)")
     demo.add_argument("--seed", type=whole(0, 2**32 - 1), default=0)
-    demo.add_argument("--periods", type=whole(1, 20), default=2,
-                      help="excitation periods recorded (1 to 20)")
-    demo.add_argument("--rate", type=number(20.0, 2000.0), default=100.0,
-                      help="recording rate in Hz (20 to 2000)")
-    demo.add_argument("--noise", type=number(0.0, 10.0), default=0.02,
-                      help="output noise as a fraction of each output's RMS (0 to 10)")
+    demo.add_argument("--periods", type=whole(1, 20), default=4,
+                      help="excitation periods recorded for identification (1 to 20)")
+    demo.add_argument("--rate", type=number(20.0, 2000.0), default=250.0,
+                      help="drive cycle and recording rate in Hz (20 to 2000)")
+    demo.add_argument("--noise", type=number(0.0, 10.0), default=0.01,
+                      help="output noise as a fraction of each drive's rated value (0 to 10)")
     demo.add_argument("--quick", action="store_true", help="cheaper excitation design")
+    demo.add_argument("--quiet", action="store_true", help="no progress bars")
     demo.set_defaults(func=_demo)
 
     robots = sub.add_parser("robots", help="list the embedded robots")

@@ -1,11 +1,12 @@
-"""The end-to-end run behind ``dynid demo`` (and ``make demo``), with no hardware.
+"""The main job behind ``dynid demo`` (and ``make demo``), on the simulated robot.
 
-On an embedded robot: choose "true" parameters near the priors, design an exciting Fourier
-trajectory, simulate the robot tracking it in closed loop (drive loops, sensor noise and
-quantization), identify the base parameters by least squares and the standard parameters by
-physically consistent least squares with the default processing, check that the reported
-uncertainty matches the actual errors, and check both estimates on a second, independent
-trajectory.
+On an embedded robot (default: the Ariane arm, current as output, ball-screw and lever
+actuators): choose "true" parameters near the priors, design an exciting Fourier trajectory
+and a second one for validation, capture both from the simulated drives over python-can's
+virtual CAN bus (CiA 402, SYNC, PDOs, as on real drives), identify with and without the
+actuator models, check the reported uncertainty against the truth, validate on the second
+trajectory, and write the recordings, the result, the parameter file, the URDF, the MJCF and
+the report into one folder.
 """
 
 from __future__ import annotations
@@ -13,17 +14,15 @@ from __future__ import annotations
 import time
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
-from .errors import DynidWarning
-from .hardware import SensorNoise, Simulation, simulate, smooth_coulomb
-from .identify import OLS, IdentificationData, PhysicallyConsistent, validate
-from .models import BaseParameters, Regressor, Robot, base_parameters, load_robot
-from .trajectories import DesignSettings, basis_motion, design_excitation
+from .errors import DataError, DynidWarning
+from .models import Robot, base_parameters, load_robot
 
-__all__ = ["Experiment", "experiment", "run_demo", "true_parameters"]
+__all__ = ["DemoOutcome", "run_demo", "true_parameters"]
 
 
 def true_parameters(robot: Robot, rng: np.random.Generator, spread: float = 0.1) -> np.ndarray:
@@ -38,148 +37,176 @@ def true_parameters(robot: Robot, rng: np.random.Generator, spread: float = 0.1)
     return theta
 
 
-@dataclass(frozen=True)
-class Experiment:
-    """A simulated identification experiment: the model, its base parameters, the true
-    parameters, the designs, and the simulated training and validation runs."""
+@dataclass
+class DemoOutcome:
+    """The demo's figures and files: validation error per model (overall % and per output),
+    the RMS of the base parameters' (estimate − truth)/σ, and the files written."""
 
-    model: Robot
-    base: BaseParameters
-    theta: np.ndarray
-    design: object
-    train: Simulation
-    test: Simulation
-    control_rate: float
+    validation: dict[str, float] = field(default_factory=dict)
+    per_output: dict[str, np.ndarray] = field(default_factory=dict)
+    z_rms: float = float("nan")
+    files: dict[str, Path] = field(default_factory=dict)
 
 
-def experiment(robot: str = "panda", *, seed: int = 0, periods: int = 2, noise: float = 0.02,
-               rate: float = 100.0, quick: bool = False, runs: int = 1,
-               echo: Callable[[str], None] = print) -> Experiment:
-    """Design and simulate the demo's experiment (``runs`` noisy training runs of the same
-    excitation; see :func:`run_demo` for the settings)."""
-    rng = np.random.default_rng(seed)
-    model = smooth_coulomb(load_robot(robot), joint=0.02, motor=2.0)
-    base = base_parameters(model, seed=seed)
-    theta = true_parameters(model, rng)
-    echo(f"robot        {model!r}")
-    echo(f"base         {base.rank} identifiable combinations of {len(model.parameters)} "
-         "parameters")
+def output_folder(folder: str | Path) -> Path:
+    """The demo's output folder, created; refused before anything runs when it cannot be
+    written."""
+    import os
 
-    settings = DesignSettings(seed=seed, starts=1 if quick else 2,
-                              max_iterations=20 if quick else 60, samples=40 if quick else 100)
-    t0 = time.perf_counter()
-    design = design_excitation(model, settings)
-    period = 1.0 / design.trajectory.frequency
-    echo(f"excitation   {design.trajectory.harmonics} harmonics at {1 / period:g} Hz; "
-         f"condition number {design.condition['range']:.1f} (column-normalized), "
-         f"worst limit margin {design.report.margin:.3f}, in {time.perf_counter() - t0:.1f} s")
-    validation_design = design_excitation(model, DesignSettings(
-        seed=seed + 1, starts=1, max_iterations=settings.max_iterations,
-        samples=settings.samples))
-
-    t0 = time.perf_counter()
-    control = 5 * rate
-    t = np.arange(0.0, period, 1.0 / rate)
-    clean = Regressor(model).predict(*basis_motion(design.trajectory, model)(t), theta)
-    sensors = SensorNoise(position_std=1e-5,
-                          output_std=noise * np.sqrt(np.mean(clean**2, axis=0)))
-    train = simulate(model, theta, design.trajectory, periods * period, control_rate=control,
-                     record_every=5, noise=sensors, seed=seed + 10, runs=runs)
-    test = simulate(model, theta, validation_design.trajectory, period, control_rate=control,
-                    record_every=5, noise=sensors, seed=seed + 20)
-    gains = train.gains
-    echo(f"recording    {train.measured[0].time.size} samples at {rate:g} Hz over {periods} "
-         f"periods, output noise {noise:.0%} of RMS; drives at {control:g} Hz with velocity "
-         f"loops of {gains.modes[0] / (2 * np.pi):.2g}–{gains.modes[1] / (2 * np.pi):.2g} Hz, "
-         f"simulated in {time.perf_counter() - t0:.1f} s")
-    return Experiment(model, base, theta, design, train, test, control)
+    folder = Path(folder)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise DataError(f"--output-dir {folder}: cannot create it ({exc.strerror or exc}); "
+                        "give a folder you can write") from None
+    if not os.access(folder, os.W_OK):
+        raise DataError(f"--output-dir {folder}: no permission to write there; give a folder "
+                        "you can write")
+    return folder
 
 
-def run_demo(robot: str = "panda", *, seed: int = 0, periods: int = 2, noise: float = 0.02,
-             rate: float = 100.0, quick: bool = False,
-             echo: Callable[[str], None] = print) -> dict:
-    """Design, simulate, identify and validate; returns the figures it printed.
+def run_demo(robot: str = "ariane", *, output_dir: str | Path = "demo-output", seed: int = 0,
+             periods: int = 4, rate: float = 250.0, noise: float = 0.01, quick: bool = False,
+             progress: bool = True, echo: Callable[[str], None] = print) -> DemoOutcome:
+    """Design, capture on the simulated drives, identify, validate and export.
 
     Parameters
     ----------
     robot
         Embedded robot name or robot file.
+    output_dir
+        Folder for the recordings, the result, the parameter file, the URDF, the MJCF and
+        the report (created when missing).
     seed
-        Seed of the true parameters, the designs and the noise.
+        Seed of the true parameters, the designs and the simulated noise.
     periods
-        Periods of the excitation recorded.
-    noise
-        Output noise as a fraction of each output's RMS on the excitation.
+        Excitation periods recorded for identification (validation: half as many, ≥ 1).
     rate
-        Recording rate, Hz (the drives' loops run at five times this rate).
+        Cycle rate of the drives' SYNC and of the recording, Hz.
+    noise
+        Measured output noise, a fraction of each drive's rated current or torque.
     quick
         Cheaper design settings (fewer samples and iterations, one start).
+    progress
+        Progress bars on standard error.
     """
+    from .hardware import smooth_coulomb
+
     t_start = time.perf_counter()
-    exp = experiment(robot, seed=seed, periods=periods, noise=noise, rate=rate, quick=quick,
-                     echo=echo)
-    model, base, theta = exp.model, exp.base, exp.theta
+    folder = output_folder(output_dir)
+    out = DemoOutcome()
+    model = smooth_coulomb(load_robot(robot), joint=0.02, motor=100.0)
+    theta = true_parameters(model, np.random.default_rng(seed))
+    base = base_parameters(model, seed=seed)
+    echo(f"robot        {model!r}; {base.rank} identifiable combinations")
 
-    t0 = time.perf_counter()
-    with warnings.catch_warnings():  # the residual's whiteness is printed below
-        warnings.filterwarnings("ignore", message="identification: the residual",
-                                category=DynidWarning)
-        data = IdentificationData(model, exp.train.measured[0], base=base)
-        ols = OLS().fit(data)
-        consistent = PhysicallyConsistent(regularization="euclidean", weight=1.0).fit(data)
-    proc = data.processing
-    echo(f"processing   positions low-passed at {proc.cutoff:g} Hz, regressor and output "
-         f"filtered alike and decimated by {proc.decimate} (chosen by the residual's "
-         "whiteness)" if proc.cutoff is not None else "processing   positions used unfiltered")
-    echo(f"identified   least squares and physically consistent least squares in "
-         f"{time.perf_counter() - t0:.1f} s\n")
+    train, check = _designs(model, seed, quick, progress, echo)
+    from .trajectories import save_trajectory
 
+    out.files["excitation"] = save_trajectory(folder / "excitation.json", train)
+    runs = _capture(model, theta, folder, [("identification", train.trajectory, periods),
+                                           ("validation", check.trajectory,
+                                            max(1, periods // 2))],
+                    rate, noise, seed, progress, echo)
+    out.files.update({f"recording ({k})": v[0] for k, v in runs.items()})
+    recording, validation = runs["identification"][1], runs["validation"][1]
+
+    fits = _identify(model, base, recording, echo)
     truth = base.to_base(theta)
-    estimate, std = ols.result_.base_params, np.sqrt(np.diag(ols.result_.base_cov))
-    z = (estimate - truth) / std
-    echo(f"{'base parameter (largest first)':<58} {'true':>10} {'estimate':>10} {'σ':>8} "
-         f"{'err/σ':>6}")
-    for i in np.argsort(-np.abs(truth))[:12]:
-        name = base.names[i] if len(base.names[i]) <= 58 else base.names[i][:55] + "..."
-        echo(f"{name:<58} {truth[i]:10.4g} {estimate[i]:10.4g} {std[i]:8.1e} {z[i]:6.2f}")
-    z_rms = float(np.sqrt(np.mean(z ** 2)))
-    echo(f"... {base.rank - 12} more; RMS of err/σ over all {base.rank}: {z_rms:.2f} "
-         "(1 means the reported uncertainty is honest)")
-    white = ols.result_.whiteness
-    echo(f"residual     lag-1 autocorrelation {np.abs(white.autocorrelation[0]).max():.2f} at "
-         f"most; σ factors from the residual's colour "
-         f"{white.sigma_factor.min():.2f}–{white.sigma_factor.max():.2f} "
-         + ("(white: the σ hold)" if white.white else
-            "(coloured on " + ", ".join(np.array(white.names)[white.coloured]) + ")"))
+    wls = fits["with actuator models"]
+    z = (wls.base_params - truth) / np.sqrt(np.diag(wls.base_cov))
+    out.z_rms = float(np.sqrt(np.mean(z ** 2)))
+    echo(f"uncertainty  RMS of (estimate − truth)/σ over the {base.rank} base parameters: "
+         f"{out.z_rms:.2f} (1: the σ are honest; above 1: errors beyond the output noise, "
+         "e.g. from velocities differenced from coarse encoders)")
+    _validate(model, theta, fits, validation, out, echo)
 
-    lmi = consistent.result_.solver["lmi_min_eigenvalue"]
-    err = np.linalg.norm(consistent.params_ - theta) / np.linalg.norm(theta)
-    echo(f"\nconsistent   smallest pseudo-inertia eigenvalue {lmi:.2e} (every link physical); "
-         f"standard parameters within {err:.1%} of the truth, total mass "
-         f"{_mass(model, consistent.params_):.2f} kg (true {_mass(model, theta):.2f} kg); "
-         f"its uncertainty: {_COVARIANCES[consistent.result_.covariance_method]}")
-    figures = {"rank": base.rank, "z_rms": z_rms, "lmi_min": lmi, "standard_error": err,
-               "cutoff": proc.cutoff, "decimate": proc.decimate,
-               "sigma_factor_max": float(white.sigma_factor.max())}
-    echo("validation   relative error on an independent trajectory (the true parameters "
-         "give the noise floor):")
-    for label, params in (("prior", model.prior), ("least squares", ols.result_),
-                          ("consistent", consistent.result_), ("true", theta)):
-        check = validate(model, params, exp.test.measured[0], processing=proc)
-        echo(f"  {label:<14} {check.overall_relative_error:6.2f} %   per joint: "
-             + " ".join(f"{e:.1f}" for e in check.relative_error))
-        figures[f"validation_{label.replace(' ', '_')}"] = check.overall_relative_error
-    echo(f"\ndone in {time.perf_counter() - t_start:.1f} s")
-    return figures
+    consistent = fits["consistent"]
+    out.files.update(_export(model, consistent, [recording], [validation], folder, progress))
+    echo("files")
+    for label, path in out.files.items():
+        echo(f"  {label:<26} {path}")
+    echo(f"done in {time.perf_counter() - t_start:.0f} s")
+    return out
 
 
-_COVARIANCES = {
-    "unconstrained": "weighted least squares' (no active constraint restricts the base "
-                     "parameters)",
-    "bootstrap": "bootstrap under the constraints (some are active)",
-    "conditional": "conditional on the active constraints",
-}
+def _designs(model: Robot, seed: int, quick: bool, progress: bool, echo):
+    from .trajectories import DesignSettings, design_excitation
+
+    options = dict(frequency=0.2, starts=1 if quick else 2, max_iterations=20 if quick else 60,
+                   samples=40 if quick else 100)
+    t0 = time.perf_counter()
+    train = design_excitation(model, DesignSettings(seed=seed, **options), progress=progress)
+    check = design_excitation(model, DesignSettings(seed=seed + 1, **options),
+                              progress=progress)
+    echo(f"excitation   {train.trajectory.harmonics} harmonics at "
+         f"{train.trajectory.frequency:g} Hz, condition number {train.condition['range']:.0f} "
+         f"(column-normalized), worst limit margin {train.report.margin:.3f}; a second one "
+         f"for validation; designed in {time.perf_counter() - t0:.1f} s")
+    return train, check
 
 
-def _mass(robot: Robot, theta: np.ndarray) -> float:
-    return float(theta[robot.parameters.where(kind="m")].sum())
+def _capture(model, theta, folder, runs, rate, noise, seed, progress, echo) -> dict:
+    """Each run captured from the simulated drives over the virtual bus, one robot session:
+    the validation starts where the identification run left the arm."""
+    import os
+
+    from .hardware import BusSettings, DriveSettings, VirtualRobot, capture
+    from .identify import read_csv
+
+    settings = VirtualRobot.lockstep(DriveSettings.defaults(model, rate=rate))
+    bus = BusSettings(channel=f"dynid-demo-{os.getpid()}")
+    captured = {}
+    with VirtualRobot.for_capture(model, settings, bus, noise=noise, seed=seed, theta=theta):
+        for label, trajectory, periods in runs:
+            path = folder / f"{label}.csv"
+            result = capture(model, trajectory, path, settings=settings, bus=bus,
+                             periods=periods, overwrite=True, progress=progress)
+            echo(f"capture      {label}: {result.summary()}")
+            captured[label] = (path, read_csv(path))
+    return captured
+
+
+def _identify(model, base, recording, echo) -> dict:
+    from .identify import WLS, IdentificationData, PhysicallyConsistent
+
+    bare = model.with_terms([t for t in model.terms if t.space != "actuator"])
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():  # the residual's colour is in the report
+        warnings.simplefilter("ignore", DynidWarning)
+        data = IdentificationData(model, recording, base=base)
+        fits = {"with actuator models": WLS().fit(data).result_,
+                "consistent": PhysicallyConsistent().fit(data).result_,
+                "without actuator models": WLS().fit(IdentificationData(bare, recording))
+                .result_}
+    proc = data.processing
+    echo(f"identified   weighted least squares with and without the actuator models (rotor "
+         f"inertia, screw mass, motor friction) and physically consistent least squares, in "
+         f"{time.perf_counter() - t0:.1f} s; positions low-passed at {proc.cutoff:.3g} Hz, "
+         f"regressor and output decimated by {proc.decimate}")
+    return fits
+
+
+def _validate(model, theta, fits, validation, out: DemoOutcome, echo) -> None:
+    from .identify import validate
+
+    bare = model.with_terms([t for t in model.terms if t.space != "actuator"])
+    names = " ".join(f"{n:>8}" for n in model.output_names)
+    echo(f"validation   relative error on the second trajectory, % (the true parameters give "
+         f"the noise floor)\n  {'model':<26} {'overall':>8} {names}")
+    rows = [("prior", model, model.prior), *[(k, bare if "without" in k else model, r)
+                                            for k, r in fits.items()], ("true", model, theta)]
+    for label, m, params in rows:
+        check = validate(m, params, validation)
+        out.validation[label] = check.overall_relative_error
+        out.per_output[label] = check.relative_error
+        echo(f"  {label:<26} {check.overall_relative_error:8.2f} "
+             + " ".join(f"{e:8.2f}" for e in check.relative_error))
+
+
+def _export(model, result, recordings, validation, folder: Path, progress: bool) -> dict:
+    from .export import save_parameters
+
+    files = {"result": result.save(folder / "result.json"),
+             "parameters": save_parameters(result, folder / "parameters.yaml", robot=model)}
+    return files

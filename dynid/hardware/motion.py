@@ -91,6 +91,22 @@ def _duration(delta: np.ndarray, robot: Robot, min_ramp: float, fill: float) -> 
     return float(max(min_ramp, np.max(t_v, initial=0.0), np.max(t_a, initial=0.0)))
 
 
+def _actuator_stretch(robot: Robot, motion, fill: float) -> float:
+    """How much longer a rest-to-rest ramp must last for its actuators to stay within
+    ``fill`` of their speed and acceleration limits (a lever's ratio varies along the way):
+    speeds scale as 1/T and accelerations as 1/T²."""
+    lim = robot.actuator_limits
+    if lim is None:
+        return 1.0
+    _, v, a, _ = robot.transmission.actuator_state(*motion)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        sv = np.where(np.isfinite(lim.velocity), np.abs(v).max(axis=0, initial=0.0)
+                      / (fill * lim.velocity), 0.0)
+        sa = np.where(np.isfinite(lim.acceleration), np.sqrt(
+            np.abs(a).max(axis=0, initial=0.0) / (fill * lim.acceleration)), 0.0)
+    return float(max(1.0, np.max(sv, initial=0.0), np.max(sa, initial=0.0)))
+
+
 def sample_trajectory(robot: Robot, trajectory, rate: float
                       ) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """The trajectory's basis states at every cycle of ``rate`` Hz over its whole duration,
@@ -125,9 +141,11 @@ def plan(robot: Robot, trajectory, rate: float, start: np.ndarray, *,
                  "the robot's present position")
 
     t_in = _duration(q_t[0] - q_start, robot, min_ramp, fill)
-    n_in = int(np.ceil(t_in * rate))
-    t_in = n_in * dt
-    ramp_in = quintic(q_start, q_t[0], t_in, np.arange(n_in) * dt)
+    for _ in range(2):  # lengthened once if the actuators would move too fast
+        n_in = int(np.ceil(t_in * rate))
+        t_in = n_in * dt
+        ramp_in = quintic(q_start, q_t[0], t_in, np.arange(n_in) * dt)
+        t_in *= _actuator_stretch(robot, ramp_in, fill)
     check_motion(robot, np.arange(n_in) * dt, *ramp_in, "the ramp to the trajectory's start")
 
     q_e, v_e, a_e = q_t[-1], v_t[-1], a_t[-1]
