@@ -23,7 +23,7 @@ demo: $(STAMP)
 	MPLBACKEND=Agg $(BIN)/dynid demo
 
 lint: $(STAMP)
-	$(BIN)/ruff check dynid tests benchmarks
+	$(BIN)/ruff check dynid tests benchmarks notebooks
 
 test: lint
 	MPLBACKEND=Agg $(BIN)/python -m pytest -q

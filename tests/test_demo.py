@@ -31,8 +31,10 @@ def test_the_demo_captures_identifies_validates_and_writes_every_file(tmp_path):
     out = run_demo("ariane", output_dir=tmp_path / "out", periods=2,
                    progress=False, echo=lines.append)
     v = out.validation
-    assert v["with actuator models"] < max(1.5 * v["true"], v["true"] + 0.5)
-    assert v["consistent"] < max(1.5 * v["true"], v["true"] + 0.5)
+    # Within 1.5 points of the noise floor (velocities differenced from 24-increment hall
+    # steps leave an error the output noise does not explain).
+    assert v["with actuator models"] < v["true"] + 1.5
+    assert v["consistent"] < v["true"] + 1.5
     assert v["without actuator models"] > 3 * v["with actuator models"]
     assert v["prior"] > 3 * v["with actuator models"]
     assert 0.5 < out.z_rms < 2.5
