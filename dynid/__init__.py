@@ -10,6 +10,7 @@ The public API::
     design = dynid.design_excitation(robot)        # optimal Fourier excitation
     data = dynid.IdentificationData(robot, [dynid.read_npz("run.npz")])
     est = dynid.PhysicallyConsistent().fit(data)   # est.params_, est.cov_, est.result_
+    dynid.write_report(robot, est.result_, [rec], "report.html")   # one HTML file
 """
 
 from .errors import (
@@ -55,6 +56,7 @@ from .models import (
     load_robot,
     random_robot,
 )
+from .report import write_report
 from .trajectories import DesignSettings, FourierTrajectory, design_excitation, load_trajectory
 
 __version__ = "0.1.0"
@@ -102,4 +104,5 @@ __all__ = [
     "read_csv",
     "read_npz",
     "validate",
+    "write_report",
 ]

@@ -95,6 +95,8 @@ def check_output(path: str | Path, option: str, *, inputs: Iterable[str | Path] 
     would overwrite), and its suffix is one of ``suffixes`` (when given, without the dot)."""
     path = Path(path)
     name = excerpt(str(path), 200)
+    if "\x00" in str(path):
+        raise DataError(f"{option} {name}: a file name cannot hold a NUL character")
     folder = path.parent
     if not folder.exists():
         raise DataError(f"{option} {name}: the folder {excerpt(str(folder), 200)} does not "

@@ -64,6 +64,8 @@ def workspace(tmp_path_factory):
                                 "--mass-bounds", "0.5", "--epsilon", "1e-6"],
         "validate": ["validate", "{result}", "{npz}"],
         "validate-csv": ["validate", "{result}", "{csv}", "--robot", "{robot}", *CSV],
+        "report": ["report", "{result}", "{npz}", "--validation", "{csv}", "--robot", "{robot}",
+                   *CSV, "-o", "{out}/r.html", "--quiet"],
     }
     commands = {k: [a.format(**paths) for a in v] for k, v in commands.items()}
     values = [*VALUES, paths["robot"], paths["npz"], paths["csv"], paths["result"],

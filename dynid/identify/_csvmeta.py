@@ -41,7 +41,7 @@ def is_recording(path: str | Path) -> bool:
     try:
         with Path(path).open("rb") as f:
             return f.read(len(MARKER)) == MARKER.encode()
-    except OSError:
+    except (OSError, ValueError):  # ValueError: a NUL in the name
         return False
 
 

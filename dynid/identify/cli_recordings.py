@@ -37,7 +37,9 @@ def _units(values: list[str] | None) -> dict[str, str | list[str]]:
             for k, v in _pairs(values, "--units").items()}
 
 
-def recording_options(parser: argparse.ArgumentParser) -> None:
+def recording_options(parser: argparse.ArgumentParser, *, processing: bool = True) -> None:
+    """Add the options that say how to read recordings, and with ``processing`` those that
+    set how they are processed."""
     g = parser.add_argument_group(
         "recordings", "A recording is a file (.npz, .csv, .txt...) or files of equal length "
                       "given as one argument SIGNAL=FILE,SIGNAL=FILE (positions=q.csv,"
@@ -78,6 +80,8 @@ def recording_options(parser: argparse.ArgumentParser) -> None:
                    help="where the positions were measured (default: basis)")
     g.add_argument("--output-kind", choices=("joint_torque", "motor_torque", "current"),
                    default=None, help="what the output signal is (default: from its unit)")
+    if not processing:
+        return
     g = parser.add_argument_group("processing")
     # Processing options are left out of the namespace unless given (SUPPRESS), so that
     # "none" can stand for None.
