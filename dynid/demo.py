@@ -206,7 +206,14 @@ def _validate(model, theta, fits, validation, out: DemoOutcome, echo) -> None:
 
 def _export(model, result, recordings, validation, folder: Path, progress: bool) -> dict:
     from .export import save_parameters
+    from .report import write_report
 
     files = {"result": result.save(folder / "result.json"),
              "parameters": save_parameters(result, folder / "parameters.yaml", robot=model)}
+    with warnings.catch_warnings():  # the report shows the residual's colour
+        warnings.simplefilter("ignore", DynidWarning)
+        files["report"] = write_report(
+            model, result, {"identification": recordings[0]}, folder / "report.html",
+            validation={"validation": validation[0]}, title=f"dynid demo: {model.name}",
+            progress=progress)
     return files
