@@ -22,7 +22,8 @@ from test_export_urdf import panda_with_bodies, urdf_robot
 import dynid
 from dynid.demo import true_parameters
 from dynid.hardware import FourierReference
-from dynid.models import robot_from_mapping
+from dynid.models import DHJoint, LinkInertia, build_tree, robot_from_mapping
+from dynid.models.library import random_inertia
 
 #: The parameter kinds MuJoCo's inverse dynamics holds besides the links (Coulomb friction is
 #: a constraint there, disabled).
@@ -65,8 +66,17 @@ def panda_with_a_rod() -> dynid.Robot:
     return replace(dynid.load_robot("panda"), bodies=(rod,))
 
 
+def point_mass_arm() -> dynid.Robot:
+    """A three-joint arm whose middle link is a point mass (no inertia about its centre)."""
+    rng = np.random.default_rng(2)
+    rows = [DHJoint("j1"), DHJoint("j2", d=0.3, alpha=np.pi / 2), DHJoint("j3", d=0.25)]
+    links = {"link1": random_inertia(rng), "link2": LinkInertia(2.0, (0.1, 0.05, -0.02)),
+             "link3": random_inertia(rng)}
+    return dynid.Robot(build_tree(rows, inertias=links), name="point")
+
+
 ROBOTS = {"panda": lambda: dynid.load_robot("panda"), "urdf": urdf_robot,
-          "bodies": panda_with_bodies, "rod": panda_with_a_rod,
+          "bodies": panda_with_bodies, "rod": panda_with_a_rod, "point": point_mass_arm,
           "ariane": lambda: dynid.load_robot("ariane"),
           "random": lambda: dynid.random_robot(6, seed=3, prismatic=0.3, branched=True,
                                                friction=True, motors=True)}
@@ -139,7 +149,7 @@ def test_mimic_joints_become_joint_equalities(tmp_path):
                      ("pitch_top_joint", "outer_pitch"): (0.0, 1.0),
                      ("counterweight_joint", "outer_insertion"): (0.0, 1.0)}
     # its massless wrist links get a negligible mass MuJoCo needs, and the export says so
-    light = next(line for line in out.written if line.startswith("massless moving links"))
+    light = next(line for line in out.written if line.startswith("moving links without"))
     assert "roll_link" in light and model.body("roll_link").mass[0] == 1e-9
     assert any("coupling" in line for line in out.not_written)
 
@@ -165,8 +175,9 @@ def test_meshes_mujoco_cannot_read_are_dropped_and_named(tmp_path):
               '<visual><geometry><mesh filename="package://panda/link4.stl"/></geometry></visual>'
               '<collision><geometry><mesh filename="meshes/missing.stl"/></geometry></collision>'
               '<collision><geometry><box size="0.1 0.1 0.1"/></geometry></collision>')
-    text = (DATA / "panda.urdf").read_text().replace('<link name="link3">',
-                                                      '<link name="link3">' + visual)
+    text = (DATA / "panda.urdf").read_text().replace(
+        '<link name="link3">', '<link name="link3">' + visual).replace(
+        "</robot>", '<mujoco><compiler meshdir="elsewhere"/></mujoco></robot>')  # replaced
     (src / "panda.urdf").write_text(text)
     robot = robot_from_mapping({"kinematics": {"urdf": str(src / "panda.urdf")}})
     out_dir = tmp_path / "out"

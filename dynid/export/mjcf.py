@@ -15,7 +15,8 @@ hinges and slides, ``<mimic>`` to joint equalities. Then, on the spec:
 MuJoCo solves ``frictionloss`` as a constraint (soft, regularized, like contacts), not as the
 exact ``fc sgn(v)``; inverse dynamics without it: ``model.opt.disableflags |=
 mujoco.mjtDisableBit.mjDSBL_FRICTIONLOSS``. A moving link without mass (between two joints)
-gets a negligible one (:data:`TINY_MASS`), which MuJoCo needs. Meshes MuJoCo cannot find
+gets a negligible one (:data:`TINY_MASS`), and a moving point mass a negligible inertia, which
+MuJoCo needs. Meshes MuJoCo cannot find
 (``package://`` names, missing files, formats other than STL, OBJ and MSH) are dropped with
 their visual or collision element, and the export names them. The text is written with full
 precision (:mod:`dynid.export._exact`).
@@ -33,6 +34,7 @@ import numpy as np
 from .._arguments import check_output, replacing
 from ..errors import ModelError
 from ..models import Robot
+from . import _elements as E
 from ._exact import exact, principal_axes
 from ._generate import joint_limits
 from .content import Export
@@ -104,9 +106,8 @@ def _spec(text: str, robot: Robot):
         raise ModelError(f"robot {robot.name!r}: MuJoCo cannot read its URDF: {exc}") from None
 
 
-def _joints(spec, robot: Robot, content, theta: np.ndarray) -> list[str]:
-    """Set each joint's armature, damping, friction loss, range and force range; the names
-    of the massless moving links given a tiny mass."""
+def _joints(spec, robot: Robot, content, theta: np.ndarray) -> None:
+    """Set each joint's armature, damping, friction loss, range and force range."""
     import mujoco
 
     value = dict(zip(robot.parameters.names, theta.tolist(), strict=True))
@@ -125,6 +126,11 @@ def _joints(spec, robot: Robot, content, theta: np.ndarray) -> list[str]:
             joint.actfrclimited = mujoco.mjtLimited.mjLIMITED_TRUE
         else:
             joint.actfrcrange, joint.actfrclimited = [0.0, 0.0], mujoco.mjtLimited.mjLIMITED_FALSE
+
+
+def _light(spec, robot: Robot) -> list[str]:
+    """Give the moving links without mass or without inertia the tiny ones MuJoCo needs; their
+    names. (After :func:`principal_axes`: inertias are principal moments.)"""
     light = []
     for name in robot.tree.joint_names:
         body = spec.joint(name).parent
@@ -133,7 +139,11 @@ def _joints(spec, robot: Robot, content, theta: np.ndarray) -> list[str]:
             body.ipos, body.iquat = [0.0, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0]
             body.fullinertia = [np.nan, 0, 0, 0, 0, 0]
             body.explicitinertial = True
-            light.append(body.name)
+        elif np.min(body.inertia) < TINY_INERTIA:  # a point mass: the moments stay balanced
+            body.inertia = np.asarray(body.inertia) + TINY_INERTIA
+        else:
+            continue
+        light.append(body.name)
     return light
 
 
@@ -167,12 +177,14 @@ def write_mjcf(robot: Robot | str | Path, params: object, path: str | Path, *,
     root, lines, _ = document(robot, content, theta, None, urdf=False)
     dropped = _meshes(root, robot.tree.urdf.path if robot.tree.urdf is not None else None)
     repeated = _repeated_origins(root)
+    E.drop(root, "mujoco")  # a source's own MuJoCo settings: these replace them
     ET.SubElement(ET.SubElement(root, "mujoco"), "compiler", inertiafromgeom="false",
                   fusestatic="false", discardvisual="false", strippath="false",
                   balanceinertia="false", boundmass="0", boundinertia="0")
     spec = _spec(serialize(root), robot)
-    light = _joints(spec, robot, content, theta)
+    _joints(spec, robot, content, theta)
     principal_axes(spec)
+    light = _light(spec, robot)
     spec.option.gravity = robot.tree.model.gravity.linear
     spec.modelname = robot.name
     try:
@@ -191,8 +203,8 @@ def write_mjcf(robot: Robot | str | Path, params: object, path: str | Path, *,
         lines.append(f"repeated <origin> of {', '.join(repeated)} in the source: the first "
                      "kept, as urdfdom reads it")
     if light:
-        lines.append(f"massless moving links given {TINY_MASS:g} kg (MuJoCo needs a mass): "
-                     f"{', '.join(light)}")
+        lines.append(f"moving links without mass or inertia given {TINY_MASS:g} kg or "
+                     f"{TINY_INERTIA:g} kg·m² (MuJoCo needs them): {', '.join(light)}")
     not_written = content.not_written
     if dropped:
         not_written = (*not_written, "meshes MuJoCo cannot read, dropped with their visual or "

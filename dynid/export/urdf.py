@@ -23,7 +23,9 @@ A robot read from a URDF gets a copy of it (:mod:`dynid.export._source`: names, 
 collisions kept); other robots get a URDF generated from the Pinocchio model
 (:mod:`dynid.export._generate`). Either way, loading the file with
 ``pinocchio.buildModelFromXML`` gives dynid's rigid-body model, and adding ``damping · v +
-friction · sign(v) + armature · a`` gives dynid's joint torque for the terms written. What URDF
+friction · sign(v) + armature · a`` gives dynid's joint torque for the terms written (Pinocchio
+reads ``<mimic>`` joints as free joints unless asked otherwise; dynid's
+:meth:`~dynid.models.tree.Tree.from_urdf` makes them closure rows). What URDF
 cannot hold is named in :attr:`Export.not_written`: closed loops, couplings, lever and ball-screw
 drives, motor-side friction, friction offsets, springs, cables, current gains, and a gravity
 other than (0, 0, −9.81) m/s².
