@@ -224,6 +224,13 @@ class Export:
         needed projecting.
     seconds
         Time the export took.
+
+    Examples
+    --------
+    >>> out = dynid.write_urdf("ariane", result, "ariane.urdf")
+    >>> print(out.summary())     # the file, what it holds, what moved, what it left out
+    >>> out.not_written[0]
+    'motor1 drives joint1 through LeverScrew(...): URDF transmissions have a constant ratio'
     """
 
     path: Path
