@@ -100,8 +100,8 @@ def document(robot: Robot, content: Content, theta: np.ndarray, folder: Path | N
     for _, el in driven:
         root.append(el)
     if driven and urdf:
-        lines.append(f"transmissions of {', '.join(n for n, _ in driven)} (gear ratio, rotor "
-                     "inertia)" + (f", replacing the source's {', '.join(dropped)}"
+        lines.append(f"transmissions of {', '.join(n for n, _ in driven)} (gear ratio; rotor "
+                     "inertia where modelled)" + (f", replacing the source's {', '.join(dropped)}"
                                    if dropped else ""))
     if content.mimic:
         lines.append("mimic joints " + ", ".join(f"{m.joint} (follows {m.leader})"
