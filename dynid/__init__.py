@@ -11,6 +11,7 @@ The public API::
     data = dynid.IdentificationData(robot, [dynid.read_npz("run.npz")])
     est = dynid.PhysicallyConsistent().fit(data)   # est.params_, est.cov_, est.result_
     dynid.write_report(robot, est.result_, [rec], "report.html")   # one HTML file
+    dynid.write_urdf(robot, est.result_, "robot.urdf")   # and write_mjcf for MuJoCo
 """
 
 from .errors import (
@@ -29,6 +30,7 @@ from .errors import (
     SolverError,
     TrajectoryError,
 )
+from .export import Export, urdf_text, write_mjcf, write_urdf
 from .identify import (
     OLS,
     WLS,
@@ -76,6 +78,7 @@ __all__ = [
     "DriveFaultError",
     "DynidError",
     "DynidWarning",
+    "Export",
     "Flat",
     "FollowingError",
     "FourierTrajectory",
@@ -103,6 +106,9 @@ __all__ = [
     "random_robot",
     "read_csv",
     "read_npz",
+    "urdf_text",
     "validate",
+    "write_mjcf",
     "write_report",
+    "write_urdf",
 ]

@@ -66,6 +66,7 @@ def workspace(tmp_path_factory):
         "validate-csv": ["validate", "{result}", "{csv}", "--robot", "{robot}", *CSV],
         "report": ["report", "{result}", "{npz}", "--validation", "{csv}", "--robot", "{robot}",
                    *CSV, "-o", "{out}/r.html", "--quiet"],
+        "export": ["export", "{result}", "--urdf", "{out}/r.urdf", "--mjcf", "{out}/r.xml"],
     }
     commands = {k: [a.format(**paths) for a in v] for k, v in commands.items()}
     values = [*VALUES, paths["robot"], paths["npz"], paths["csv"], paths["result"],
