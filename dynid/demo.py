@@ -122,7 +122,8 @@ def run_demo(robot: str = "ariane", *, output_dir: str | Path = "demo-output", s
     _validate(model, theta, fits, validation, out, echo)
 
     consistent = fits["consistent"]
-    out.files.update(_export(model, consistent, [recording], [validation], folder, progress))
+    out.files.update(_export(model, consistent, [recording], [validation], folder, progress,
+                             echo))
     echo("files")
     for label, path in out.files.items():
         echo(f"  {label:<26} {path}")
@@ -204,12 +205,20 @@ def _validate(model, theta, fits, validation, out: DemoOutcome, echo) -> None:
              + " ".join(f"{e:8.2f}" for e in check.relative_error))
 
 
-def _export(model, result, recordings, validation, folder: Path, progress: bool) -> dict:
-    from .export import save_parameters
+def _export(model, result, recordings, validation, folder: Path, progress: bool,
+            echo) -> dict:
+    from .export import save_parameters, write_mjcf, write_urdf
     from .report import write_report
 
     files = {"result": result.save(folder / "result.json"),
              "parameters": save_parameters(result, folder / "parameters.yaml", robot=model)}
+    urdf = write_urdf(model, result, folder / f"{model.name}.urdf")
+    mjcf = write_mjcf(model, result, folder / f"{model.name}.xml")
+    files.update({"URDF": urdf.path, "MJCF (MuJoCo)": mjcf.path})
+    if urdf.not_written:
+        echo("exported     the physically consistent estimate; URDF and MJCF cannot hold:")
+        for line in urdf.not_written:
+            echo(f"  {line if len(line) <= 96 else line[:93] + '...'}")
     with warnings.catch_warnings():  # the report shows the residual's colour
         warnings.simplefilter("ignore", DynidWarning)
         files["report"] = write_report(
