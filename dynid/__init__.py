@@ -10,6 +10,7 @@ The public API::
     design = dynid.design_excitation(robot)        # optimal Fourier excitation
     data = dynid.IdentificationData(robot, [dynid.read_npz("run.npz")])
     est = dynid.PhysicallyConsistent().fit(data)   # est.params_, est.cov_, est.result_
+    dynid.write_urdf(robot, est.result_, "robot.urdf")   # and write_mjcf for MuJoCo
 """
 
 from .errors import (
@@ -28,6 +29,7 @@ from .errors import (
     SolverError,
     TrajectoryError,
 )
+from .export import Export, urdf_text, write_mjcf, write_urdf
 from .identify import (
     OLS,
     WLS,
@@ -74,6 +76,7 @@ __all__ = [
     "DriveFaultError",
     "DynidError",
     "DynidWarning",
+    "Export",
     "Flat",
     "FollowingError",
     "FourierTrajectory",
@@ -101,5 +104,8 @@ __all__ = [
     "random_robot",
     "read_csv",
     "read_npz",
+    "urdf_text",
     "validate",
+    "write_mjcf",
+    "write_urdf",
 ]

@@ -91,8 +91,10 @@ def _span(low, high, above: bool, below: bool) -> str:
 def check_output(path: str | Path, option: str, *, inputs: Iterable[str | Path] = (),
                  suffixes: Iterable[str] | None = None) -> Path:
     """Check, before computing, that a command can write ``path`` (given by ``option``): its
-    folder exists and is writable, it is not a folder, not one of the ``inputs`` (which it
-    would overwrite), and its suffix is one of ``suffixes`` (when given, without the dot)."""
+    folder exists and is writable, it is not a folder nor a device or pipe (which the write,
+    through a temporary file renamed over it, would replace), not one of the ``inputs`` (which
+    it would overwrite), and its suffix is one of ``suffixes`` (when given, without the
+    dot)."""
     path = Path(path)
     name = excerpt(str(path), 200)
     folder = path.parent
@@ -103,6 +105,9 @@ def check_output(path: str | Path, option: str, *, inputs: Iterable[str | Path] 
         raise DataError(f"{option} {name}: {excerpt(str(folder), 200)} is not a folder")
     if path.is_dir():
         raise DataError(f"{option} {name} is a folder; give a file name")
+    if path.exists() and not path.is_file():
+        raise DataError(f"{option} {name} is not a regular file (a device or a pipe?); give "
+                        "the name of a file to write")
     if not os.access(path if path.exists() else folder, os.W_OK):
         raise DataError(f"{option} {name}: no permission to write there")
     if suffixes is not None:

@@ -112,6 +112,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .hardware.cli import register as register_capture
 
     register_capture(sub)
+    from .export.cli import register as register_export
+
+    register_export(sub)
     for command in sub.choices.values():  # --debug also after the command's name
         command.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                              help="show the traceback of an internal error")

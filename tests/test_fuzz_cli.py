@@ -64,6 +64,7 @@ def workspace(tmp_path_factory):
                                 "--mass-bounds", "0.5", "--epsilon", "1e-6"],
         "validate": ["validate", "{result}", "{npz}"],
         "validate-csv": ["validate", "{result}", "{csv}", "--robot", "{robot}", *CSV],
+        "export": ["export", "{result}", "--urdf", "{out}/r.urdf", "--mjcf", "{out}/r.xml"],
     }
     commands = {k: [a.format(**paths) for a in v] for k, v in commands.items()}
     values = [*VALUES, paths["robot"], paths["npz"], paths["csv"], paths["result"],

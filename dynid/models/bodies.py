@@ -149,6 +149,8 @@ class Attachments:
     ----------
     joints
         Per body, the index of the tree joint that carries it.
+    placements
+        Per body, the pose of its frame in that joint's frame (``pin.SE3``).
     maps
         Per body, ``T`` (10, 10) from its parameters to its joint frame's (see
         :func:`parameter_map`).
@@ -165,7 +167,7 @@ class Attachments:
                             if f.type == pin.FrameType.OP_FRAME and f.parentJoint != 0]
         frames = {f.name for f in model.frames}
         seen: set[str] = set()
-        self.joints, maps = [], []
+        self.joints, self.placements, maps = [], [], []
         for i, body in enumerate(self.bodies):
             where = f"bodies[{i}]"
             if not isinstance(body, Body):
@@ -190,6 +192,7 @@ class Attachments:
                                  f"pose xyz {list(body.xyz)}) is too large to compute with; "
                                  "check the units of its mass, centre of mass and pose")
             self.joints.append(frame.parentJoint - 1)
+            self.placements.append(X)
             maps.append(T)
         self.maps = np.array(maps).reshape(len(maps), 10, 10)
         self.identified = tuple(i for i, b in enumerate(self.bodies) if not b.known)

@@ -8,13 +8,15 @@ stores as (cos, sin), are converted at this boundary, so the rest of dynid sees 
 A URDF is checked before Pinocchio reads it (:mod:`dynid.models._urdf`), and each of its moving
 joints must move some mass. Its ``<mimic>`` joints stay tree joints; the tree records how each
 follows its leader (:attr:`Tree.mimic`) and :meth:`Tree.default_closure` makes them linear
-closure rows, so they are not independent coordinates.
+closure rows, so they are not independent coordinates. A tree read from a URDF keeps the
+URDF's text (:attr:`Tree.urdf`), so that exports can write the identified values into a copy of
+it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -26,7 +28,7 @@ from ._urdf import Mimic, check_urdf
 from .closures import Closure, IdentityClosure, LinearClosure
 from .parameters import Parameter, link_parameters
 
-__all__ = ["Mimic", "Tree"]
+__all__ = ["Mimic", "Tree", "UrdfSource"]
 
 #: Largest URDF file read (bytes).
 MAX_URDF_BYTES = 16 * 2 ** 20
@@ -44,6 +46,27 @@ def _joint_type(jmodel) -> str:
 
 
 @dataclass(frozen=True)
+class UrdfSource:
+    """The URDF a tree was read from.
+
+    Attributes
+    ----------
+    text
+        The URDF's XML text, as read.
+    path
+        The file it was read from (``None`` for text given directly); relative mesh file names
+        are relative to its folder.
+    locked
+        Joints blocked at a fixed position (joint name, position in rad or m), including the
+        mimic joints locked with their leader.
+    """
+
+    text: str
+    path: Path | None = None
+    locked: tuple[tuple[str, float], ...] = ()
+
+
+@dataclass(frozen=True)
 class Tree:
     """An open tree of rigid links joined by revolute and prismatic joints.
 
@@ -57,6 +80,8 @@ class Tree:
         ``"revolute"`` or ``"prismatic"`` per joint.
     mimic
         Joints that follow another (URDF ``<mimic>``): ``q = multiplier · q_leader + offset``.
+    urdf
+        The URDF the tree was read from (:meth:`from_urdf`), else ``None``.
     """
 
     model: pin.Model
@@ -64,6 +89,7 @@ class Tree:
     link_names: tuple[str, ...]
     joint_types: tuple[str, ...]
     mimic: tuple[Mimic, ...] = ()
+    urdf: UrdfSource | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     def from_model(cls, model: pin.Model, link_names: tuple[str, ...] | None = None, *,
@@ -102,21 +128,25 @@ class Tree:
         moving joint must then move some mass.
         """
         text = str(source)
+        path = None
         if text.lstrip().startswith("<"):
             where = "URDF text"
         else:
             where = f"URDF file {excerpt(text, 200)}"
+            path = Path(text)
             text = read_text(text, "URDF file", ModelError, max_bytes=MAX_URDF_BYTES)
         mimic = check_urdf(text, where)
+        locked = dict(locked or {})
         try:
             model = pin.buildModelFromXML(text)
         except (RuntimeError, ValueError, IndexError) as exc:
             raise ModelError(f"{where} could not be read by Pinocchio: {exc}") from None
         if locked:
-            model, mimic = _lock(model, dict(locked), mimic)
+            model, mimic = _lock(model, locked, mimic)
         if gravity is not None:
             model.gravity.linear = np.asarray(gravity, dtype=float)
-        tree = cls.from_model(model, mimic=mimic)
+        tree = replace(cls.from_model(model, mimic=mimic),
+                       urdf=UrdfSource(text, path, tuple((k, float(v)) for k, v in locked.items())))
         for link, inertia in (inertias or {}).items():
             if link not in tree.link_names:
                 raise ModelError(f"inertial priors given for unknown links [{link!r}]; the "

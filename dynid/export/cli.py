@@ -1,0 +1,78 @@
+"""The ``dynid export`` command: an identification result as a URDF and a MuJoCo model.
+
+::
+
+    dynid export result.json --urdf panda_identified.urdf --mjcf panda_identified.xml
+
+The robot is the one the result records (``robot_source``), or ``--robot``. The files are
+checked before anything is computed. The command prints what each file holds and what the
+format could not hold; non-physical parameters are refused unless ``--project`` writes their
+nearest physically consistent values (and prints how far they moved).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from .._arguments import check_output
+from ..errors import DataError
+
+__all__ = ["register"]
+
+_EXAMPLE = """\
+example:
+  dynid identify panda run.npz -o result.json
+  dynid export result.json --urdf panda_identified.urdf --mjcf panda_identified.xml
+"""
+
+
+def _export(args: argparse.Namespace) -> None:
+    from ..identify.result import load_result
+    from ..models import load_robot
+    from .mjcf import write_mjcf
+    from .urdf import write_urdf
+
+    targets = [(path, option) for path, option in ((args.urdf, "--urdf"),
+                                                    (args.mjcf, "--mjcf")) if path]
+    if not targets:
+        raise DataError("dynid export: nothing to write; give --urdf FILE, --mjcf FILE or "
+                        "both, e.g. dynid export result.json --urdf robot.urdf")
+    inputs = [args.result, *([args.robot] if args.robot and Path(args.robot).is_file() else [])]
+    for path, option in targets:
+        check_output(path, option, inputs=inputs)
+    if len(targets) == 2 and Path(args.urdf).resolve() == Path(args.mjcf).resolve():
+        raise DataError(f"--urdf and --mjcf name the same file {args.urdf!r}; give each its "
+                        "own, e.g. --urdf robot.urdf --mjcf robot.xml")
+    result = load_result(args.result)
+    source = args.robot or result.robot_source
+    if source is None:
+        raise DataError(f"{args.result}: the result does not say which robot it came from; "
+                        "pass --robot, e.g. --robot panda or --robot robot.yaml")
+    robot = load_robot(source)
+    print(f"robot        {robot!r}")
+    params = result
+    for path, option in targets:
+        write = write_urdf if option == "--urdf" else write_mjcf
+        out = write(robot, params, path, project=args.project)
+        params = out.params  # projected once: the second file gets the same values
+        print(out.summary())
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``export`` command to the ``dynid`` parser."""
+    cmd = sub.add_parser(
+        "export", help="write an identification result as a URDF and a MuJoCo model (MJCF)",
+        description="Write the identified parameters into a URDF (Pinocchio, Gazebo, Drake,\n"
+                    "ROS) and a MuJoCo model (MJCF). Prints what each file holds and what its\n"
+                    "format cannot hold (closed loops, couplings, motor friction, springs...).",
+        epilog=_EXAMPLE, formatter_class=argparse.RawDescriptionHelpFormatter)
+    cmd.add_argument("result", help="result file written by dynid identify")
+    cmd.add_argument("--robot", default=None,
+                     help="robot name or file (default: the one recorded in the result)")
+    cmd.add_argument("--urdf", default=None, metavar="FILE", help="URDF file to write")
+    cmd.add_argument("--mjcf", default=None, metavar="FILE", help="MuJoCo model to write")
+    cmd.add_argument("--project", action="store_true",
+                     help="write the nearest physically consistent values of parameters that "
+                          "are not physical (default: refuse them)")
+    cmd.set_defaults(func=_export)
