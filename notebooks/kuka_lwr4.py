@@ -315,6 +315,8 @@ assert np.all(result.whiteness.sigma_factor > 2), "coloured residual"
 assert any("offset" in line for line in mjcf.not_written), "the export names the offsets"
 assert any("offset" in line for line in urdf.not_written)
 assert probe.ncon > 0, "the collision shapes touch"
+fo = theta[robot.parameters.where(kind="fo")]
+assert np.all(np.abs(fo[light]) > 0.3 * rms[light]), "offsets: a large part of the small torques"
 assert urdf_gap < 1e-9, "Pinocchio on the URDF: dynid without offsets"
 assert mj_gap < 1e-9, "MuJoCo without frictionloss: dynid's rigid bodies + viscous friction"
 assert np.isclose(errors["dynid (full model)"][1], ours), "the table's full model is validate's"
