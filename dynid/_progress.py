@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import TextIO
 
 from tqdm import tqdm
@@ -32,3 +33,31 @@ class Progress:
 
     def close(self) -> None:
         self._bar.close()
+
+
+class Steps:
+    """A task's steps, counted; their progress bar appears only once the task has taken more
+    than ``delay`` seconds, so quick runs print nothing.
+
+    ``next(text)`` starts the next step (``text`` says what it does); ``close()`` ends the bar
+    at its end when every step ran, else where the task stopped.
+    """
+
+    def __init__(self, total: int, label: str, *, enabled: bool = True, delay: float = 1.0):
+        self.total, self.label, self.enabled, self.delay = total, label, enabled, delay
+        self.done = 0
+        self.start = time.perf_counter()
+        self.bar: Progress | None = None
+
+    def next(self, text: str) -> None:
+        if self.bar is None and self.enabled and time.perf_counter() - self.start > self.delay:
+            self.bar = Progress(self.total, self.label, enabled=True)
+        if self.bar is not None:
+            self.bar.update(self.done, text)
+        self.done += 1
+
+    def close(self) -> None:
+        if self.bar is not None:
+            finished = self.done >= self.total
+            self.bar.update(self.done, "done" if finished else "stopped")
+            self.bar.close()

@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -197,8 +197,9 @@ def _validate(model, theta, fits, validation, out: DemoOutcome, echo) -> None:
          f"the noise floor)\n  {'model':<26} {'overall':>8} {names}")
     rows = [("prior", model, model.prior), *[(k, bare if "without" in k else model, r)
                                             for k, r in fits.items()], ("true", model, theta)]
+    processing = replace(fits["with actuator models"].processing, skip=0)  # alike for all
     for label, m, params in rows:
-        check = validate(m, params, validation)
+        check = validate(m, params, validation, processing=processing)
         out.validation[label] = check.overall_relative_error
         out.per_output[label] = check.relative_error
         echo(f"  {label:<26} {check.overall_relative_error:8.2f} "

@@ -3,6 +3,8 @@ decimation of the regressor and the output alike, actuator-side recordings."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 import scipy.signal
@@ -434,3 +436,21 @@ def test_malformed_processing_entries_are_refused():
              r"excluded: .*inf is not a finite number ≥ 0")):
         with pytest.raises(dynid.DataError, match=match):
             Processing.from_dict({**good, **change})
+
+
+def test_candidates_whose_decimation_a_short_recording_limits_are_passed_over():
+    """At 1 and 1.5 times the bandwidth a 1400-sample recording cannot take the decimation the
+    cutoff calls for, so its output would keep content above the filtered positions' cutoff;
+    while a candidate decimated as its cutoff calls for exists, one of those is chosen."""
+    from dynid.identify.processing import limited_decimation
+
+    robot, rec = _noisy_sines(N=1400, noise=1e-3)
+    options = Processing().candidates(rec)
+    limited = [bool(limited_decimation([rec], p)) for p in options]
+    assert limited[0] and not all(limited)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", dynid.DynidWarning)
+        data = IdentificationData(robot, rec)
+    assert not limited_decimation([rec], data.processing)
+    assert len(data.candidates) == len(options)  # every candidate scored and reported
+    assert not limited_decimation([rec], Processing().resolve(rec))  # so is the fitless choice

@@ -5,7 +5,10 @@ positions are filtered decides much of its colour: a cutoff too low distorts the
 model misses part of the output, slowly), one too high lets the noise of differentiated
 positions into the regressor (noise that rises with frequency). So among the candidate
 settings of :meth:`~dynid.identify.processing.Processing.candidates`, identification keeps the
-one whose weighted least-squares residual is the whitest: the smallest mean of
+one whose weighted least-squares residual is the whitest (among those whose decimation is
+what their cutoff calls for, when there are any: one limited by a short recording keeps
+output content its filtered positions miss, a bias the colour does not show): the smallest
+mean of
 ``(log f_j)²`` over the outputs, ``f_j`` the factor by which the residual's colour moves the σ
 (:class:`~dynid.identify.residuals.Whiteness`). Scores within 0.02 or 20 % of the lowest are
 within the score's own sampling spread: among them the candidate nearest the 1.5 multiple of
@@ -21,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import DataError, DynidError, DynidWarning
-from .processing import Processing, _auto_decimate
+from .processing import Processing, limited_decimation
 from .recording import Recording
 from .residuals import whiteness
 
@@ -68,7 +71,12 @@ def choose_processing(robot, recordings: Sequence[Recording], processing: Proces
             tried.append(Candidate(option, float(np.mean(np.log(factor) ** 2))))
         except DynidError as exc:  # e.g. too few samples left for this decimation
             tried.append(Candidate(option, float("inf"), str(exc)))
-    best = _whitest(tried)
+    # A candidate whose decimation had to be limited keeps output content its filtered
+    # positions miss: a bias the residual's colour does not show. Such candidates are kept
+    # only when every candidate is limited so.
+    full = [c for c in tried
+            if np.isfinite(c.score) and not limited_decimation(recordings, c.processing)]
+    best = _whitest(full or tried)
     if not np.isfinite(best.score):
         raise DataError("processing: no automatic setting could be fitted ("
                         + "; ".join(f"cutoff {c.processing.cutoff:g} Hz: {c.note}"
@@ -88,10 +96,8 @@ def _whitest(tried: Sequence[Candidate]) -> Candidate:
 
 
 def _warn_capped(recordings: Sequence[Recording], chosen: Processing) -> None:
-    """Warn when the chosen cutoff's decimation had to be limited by the recordings' length."""
-    if chosen.cutoff is None:
-        return
-    recs = [r.skip(chosen.skip) if chosen.skip else r for r in recordings]
-    factor, note = _auto_decimate(recs, chosen.cutoff)
-    if note and chosen.decimate == factor:
+    """Warn when the chosen cutoff's decimation had to be limited by the recordings' length
+    so far that the output keeps content the filtered positions miss."""
+    note = limited_decimation(recordings, chosen)
+    if note:
         warnings.warn(f"processing: {note}", DynidWarning, stacklevel=5)

@@ -32,6 +32,7 @@ from pathlib import Path
 
 from .._arguments import check_output, image_suffixes, number, replacing, whole, word_or
 from .._files import excerpt
+from .._progress import Steps
 from ..errors import DataError
 from .cli_recordings import read_recording, recording_options, report_read, trim_per_file
 
@@ -113,13 +114,21 @@ def _identify(args: argparse.Namespace) -> None:
     processing = _processing(args)
     estimator = _estimator(args, robot)
     trims = trim_per_file(args.trim, args.recordings)
-    recordings = [read_recording(p, args, robot, trims.get(p)) for p in args.recordings]
+    steps = Steps(len(args.recordings) + 3, "identify", enabled=not args.quiet)
+    recordings = []
+    for p in args.recordings:
+        steps.next(f"reading {Path(p).name}")
+        recordings.append(read_recording(p, args, robot, trims.get(p)))
+    steps.next("processing")
     data = IdentificationData(robot, recordings, processing=processing)
+    steps.next(f"fitting ({args.method})")
     est = estimator.fit(data)
     source = str(Path(args.robot).resolve()) if robot_file else args.robot
     result = replace(est.result_, robot_source=source)
+    steps.next("writing")
     with replacing(args.output) as tmp:
         result.save(tmp)
+    steps.close()
     print(f"robot        {robot!r}")
     for path, rec in zip(args.recordings, recordings, strict=True):
         report_read(path, rec)
@@ -163,7 +172,9 @@ def _validate(args: argparse.Namespace) -> None:
     # The training trims are not the validation files': each file is trimmed as --trim says.
     processing = _processing(args, replace(result.processing, skip=0))
     trims = trim_per_file(args.trim, args.recordings)
+    steps = Steps(len(args.recordings), "validate", enabled=not args.quiet)
     for path, target in zip(args.recordings, plots, strict=True):
+        steps.next(Path(path).name)
         recording = read_recording(path, args, robot, trims.get(path))
         val = validate(robot, result, recording, processing=processing)
         print(f"{path}:")
@@ -173,6 +184,7 @@ def _validate(args: argparse.Namespace) -> None:
             with replacing(target) as tmp:
                 val.plot(tmp, title=f"{Path(path).name}: {result.method}")
             print(f"wrote {target}")
+    steps.close()
 
 
 def _plot_targets(args: argparse.Namespace) -> list[Path | None]:
@@ -231,6 +243,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--noise-covariance", default=None, metavar="FILE",
                    help="text file of the outputs' noise covariance (n rows of n numbers): "
                         "fixed weights")
+    ident.add_argument("--quiet", action="store_true", help="no progress bar")
     ident.set_defaults(func=_identify)
 
     val = sub.add_parser("validate", help="predict recordings with an identification result")
@@ -240,4 +253,5 @@ def register(sub: argparse._SubParsersAction) -> None:
                      help="robot name or file (default: the one recorded in the result)")
     val.add_argument("--plot", default=None, help="write measured vs predicted to this image")
     recording_options(val)
+    val.add_argument("--quiet", action="store_true", help="no progress bar")
     val.set_defaults(func=_validate)

@@ -232,10 +232,14 @@ class Processing:
     def resolve(self, recordings: Recording | Sequence[Recording]) -> Processing:
         """These settings with the automatic ones chosen for ``recordings`` without a fit:
         the candidate (:meth:`candidates`) whose cutoff is 1.5 times the positions' signal
-        bandwidth (or the nearest). Identification chooses among the candidates by the
+        bandwidth (or the nearest), or the next higher one whose decimation a short
+        recording does not limit. Identification chooses among the candidates by the
         whiteness of the residual (:func:`~dynid.identify.choice.choose_processing`)."""
         options = self.candidates(recordings)
-        return options[min(1, len(options) - 1)]
+        recs = (recordings,) if isinstance(recordings, Recording) else tuple(recordings)
+        preferred = options[min(1, len(options) - 1):]
+        # Passed over where a short recording limits the decimation (see limited_decimation).
+        return next((p for p in preferred if not limited_decimation(recs, p)), preferred[0])
 
     def summary(self, rate: float | None = None) -> str:
         """The settings in words, with the filter's effective cutoff and order at ``rate``
@@ -362,6 +366,17 @@ def _bandwidth(recordings: Sequence[Recording], sources: Sequence[str]) -> float
         signal = rec.velocities if source == "velocities" else rec.positions
         best = max(best, float(signal_bandwidth(signal, rec.rate).max()))
     return best if best > 0 else None
+
+
+def limited_decimation(recordings: Sequence[Recording], p: Processing) -> str:
+    """The note when ``p``'s decimation was limited below what its cutoff calls for, so that
+    the decimated output keeps content above the cutoff of the positions; else ``""``."""
+    if p.cutoff is None:
+        return ""
+    recs = [r.skip(p.skip) if p.skip else r for r in recordings]
+    factor, note = _auto_decimate(recs, p.cutoff)
+    rate = min(r.rate for r in recs)
+    return note if note and p.decimate == factor and rate / (2 * factor) > p.cutoff else ""
 
 
 def _auto_decimate(recordings: Sequence[Recording], cutoff: float) -> tuple[int, str]:

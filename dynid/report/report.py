@@ -9,14 +9,13 @@ and the settings. See :func:`write_report`.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
 from .._arguments import check_output, replacing
 from .._files import excerpt
-from .._progress import Progress
+from .._progress import Steps
 from ..errors import DataError
 from ..identify.data import check_informative, check_recording
 from ..identify.recording import Recording
@@ -43,7 +42,6 @@ __all__ = ["write_report"]
 
 #: Seconds a report takes before its progress bar appears.
 PROGRESS_DELAY = 1.0
-
 
 def write_report(robot: Robot, result: IdentificationResult,
                  recordings: Recording | Sequence[Recording] | Mapping[str, Recording],
@@ -105,7 +103,8 @@ def write_report(robot: Robot, result: IdentificationResult,
     for which, group in (("recordings", train), ("validation", test)):
         for label, rec in group.items():
             group[label] = _fits(robot, rec, f"{which} {excerpt(label)}")
-    steps = _Steps(2 * (len(train) + len(test)) + 3, progress)
+    steps = Steps(2 * (len(train) + len(test)) + 3, "report", enabled=progress,
+                  delay=PROGRESS_DELAY)
     try:
         sections = _contents(robot, result, train, test, steps)
         html = page(title if title is not None else f"Identification of {robot.name}",
@@ -118,32 +117,8 @@ def write_report(robot: Robot, result: IdentificationResult,
     return path
 
 
-class _Steps:
-    """The report's steps; their progress bar appears once they take more than a second."""
-
-    def __init__(self, total: int, enabled: bool):
-        self.total, self.enabled, self.done = total, enabled, 0
-        self.start = time.perf_counter()
-        self.bar: Progress | None = None
-
-    def next(self, text: str) -> None:
-        if self.bar is None and self.enabled and \
-                time.perf_counter() - self.start > PROGRESS_DELAY:
-            self.bar = Progress(self.total, "report", enabled=True)
-        if self.bar is not None:
-            self.bar.update(self.done, text)
-        self.done += 1
-
-    def close(self) -> None:
-        """End the bar: at its end when every step is done, else where it stopped."""
-        if self.bar is not None:
-            finished = self.done >= self.total
-            self.bar.update(self.done, "done" if finished else "stopped")
-            self.bar.close()
-
-
 def _contents(robot: Robot, result: IdentificationResult, train: dict[str, Recording],
-              test: dict[str, Recording], steps: _Steps) -> list[Section]:
+              test: dict[str, Recording], steps: Steps) -> list[Section]:
     """The sections of the report."""
     from . import plots  # matplotlib, imported when a report is written
 
