@@ -113,7 +113,7 @@ def run_demo(robot: str = "ariane", *, output_dir: str | Path = "demo-output", s
 
     fits = _identify(model, base, recording, echo)
     truth = base.to_base(theta)
-    wls = fits["with actuator models"]
+    wls = fits["with actuator models"][1]
     z = (wls.base_params - truth) / np.sqrt(np.diag(wls.base_cov))
     out.z_rms = float(np.sqrt(np.mean(z ** 2)))
     echo(f"uncertainty  RMS of (estimate − truth)/σ over the {base.rank} base parameters: "
@@ -121,7 +121,7 @@ def run_demo(robot: str = "ariane", *, output_dir: str | Path = "demo-output", s
          "e.g. from velocities differenced from coarse encoders)")
     _validate(model, theta, fits, validation, out, echo)
 
-    consistent = fits["consistent"]
+    consistent = fits["consistent"][1]
     out.files.update(_export(model, consistent, [recording], [validation], folder, progress,
                              echo))
     echo("files")
@@ -169,6 +169,7 @@ def _capture(model, theta, folder, runs, rate, noise, seed, progress, echo) -> d
 
 
 def _identify(model, base, recording, echo) -> dict:
+    """Label → (model, result) of each fit."""
     from .identify import WLS, IdentificationData, PhysicallyConsistent
 
     bare = model.with_terms([t for t in model.terms if t.space != "actuator"])
@@ -176,10 +177,10 @@ def _identify(model, base, recording, echo) -> dict:
     with warnings.catch_warnings():  # the residual's colour is in the report
         warnings.simplefilter("ignore", DynidWarning)
         data = IdentificationData(model, recording, base=base)
-        fits = {"with actuator models": WLS().fit(data).result_,
-                "consistent": PhysicallyConsistent().fit(data).result_,
-                "without actuator models": WLS().fit(IdentificationData(bare, recording))
-                .result_}
+        fits = {"with actuator models": (model, WLS().fit(data).result_),
+                "consistent": (model, PhysicallyConsistent().fit(data).result_),
+                "without actuator models": (bare, WLS().fit(IdentificationData(
+                    bare, recording)).result_)}
     proc = data.processing
     echo(f"identified   weighted least squares with and without the actuator models (rotor "
          f"inertia, screw mass, motor friction) and physically consistent least squares, in "
@@ -191,13 +192,12 @@ def _identify(model, base, recording, echo) -> dict:
 def _validate(model, theta, fits, validation, out: DemoOutcome, echo) -> None:
     from .identify import validate
 
-    bare = model.with_terms([t for t in model.terms if t.space != "actuator"])
     names = " ".join(f"{n:>8}" for n in model.output_names)
     echo(f"validation   relative error on the second trajectory, % (the true parameters give "
          f"the noise floor)\n  {'model':<26} {'overall':>8} {names}")
-    rows = [("prior", model, model.prior), *[(k, bare if "without" in k else model, r)
-                                            for k, r in fits.items()], ("true", model, theta)]
-    processing = replace(fits["with actuator models"].processing, skip=0)  # alike for all
+    rows = [("prior", model, model.prior), *[(k, m, r) for k, (m, r) in fits.items()],
+            ("true", model, theta)]
+    processing = replace(fits["with actuator models"][1].processing, skip=0)  # alike for all
     for label, m, params in rows:
         check = validate(m, params, validation, processing=processing)
         out.validation[label] = check.overall_relative_error
