@@ -61,7 +61,7 @@ def test_help_has_an_example(tmp_path):
 
 
 @pytest.mark.parametrize("args, message", [
-    ([], r"nothing to write; give --urdf FILE, --mjcf FILE or both"),
+    ([], r"nothing to write; give --urdf FILE, --mjcf FILE, --params FILE or several"),
     (["--urdf", "missing/x.urdf"], r"--urdf 'missing/x\.urdf': the folder 'missing' does not "
                                    r"exist"),
     (["--urdf", "same.x", "--mjcf", "same.x"], r"name the same file"),

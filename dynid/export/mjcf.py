@@ -148,14 +148,15 @@ def _light(spec, robot: Robot) -> list[str]:
 
 
 def write_mjcf(robot: Robot | str | Path, params: object, path: str | Path, *,
-               project: bool = False) -> Export:
+               project: bool = False, into: str | Path | None = None) -> Export:
     """Write identified parameters into a MuJoCo model (MJCF) of the robot.
 
     Parameters
     ----------
-    robot, params, project
+    robot, params, project, into
         As for :func:`~dynid.export.urdf.write_urdf`: the robot, an identification result
-        or standard parameters θ (p,), and whether to project non-physical ones.
+        or standard parameters θ (p,), whether to project non-physical ones, and another URDF
+        of the robot to build the model from.
     path
         The MJCF file to write; checked before anything is computed, written whole or not at
         all. Mesh files are named relative to its folder.
@@ -173,7 +174,7 @@ def write_mjcf(robot: Robot | str | Path, params: object, path: str | Path, *,
     """
     start = time.perf_counter()
     path = check_output(path, "MJCF file")
-    robot, content, theta, moved, distance = prepare(robot, params, project)
+    robot, content, theta, moved, distance = prepare(robot, params, project, into)
     root, lines, _ = document(robot, content, theta, None, urdf=False)
     dropped = _meshes(root, robot.tree.urdf.path if robot.tree.urdf is not None else None)
     repeated = _repeated_origins(root)

@@ -44,6 +44,7 @@ from ..models import Robot, load_robot
 from . import _elements as E
 from ._generate import generate
 from ._source import drop_transmissions, edit, prolog
+from ._target import retarget
 from ._values import parameter_vector, physical_values
 from .content import Content, Export, describe
 
@@ -57,14 +58,16 @@ def _robot(robot: Robot | str | Path) -> Robot:
     return robot if isinstance(robot, Robot) else load_robot(robot)
 
 
-def prepare(robot: Robot | str | Path, params: object, project: bool
-            ) -> tuple[Robot, Content, np.ndarray, dict, float]:
+def prepare(robot: Robot | str | Path, params: object, project: bool,
+            into: str | Path | None = None) -> tuple[Robot, Content, np.ndarray, dict, float]:
     """The robot, what the formats hold of it and the parameters to write, checked physical or
-    projected (see :func:`write_urdf`)."""
+    projected, in the frames of the URDF ``into`` when given (see :func:`write_urdf`)."""
     robot = _robot(robot)
     theta = parameter_vector(robot, params)
     content = describe(robot)
     theta, moved, distance = physical_values(robot, theta, content.written, project=project)
+    if into is not None:
+        robot, theta = retarget(robot, theta, into)
     return robot, content, theta, moved, distance
 
 
@@ -145,7 +148,8 @@ def not_written(robot: Robot, content: Content) -> tuple[str, ...]:
             "none, and its users assume (0, 0, -9.81); set it in the simulator")
 
 
-def urdf_text(robot: Robot | str | Path, params: object, *, project: bool = False) -> str:
+def urdf_text(robot: Robot | str | Path, params: object, *, project: bool = False,
+              into: str | Path | None = None) -> str:
     """The URDF that :func:`write_urdf` writes, as text (relative mesh file names as in the
     source).
 
@@ -154,13 +158,13 @@ def urdf_text(robot: Robot | str | Path, params: object, *, project: bool = Fals
     >>> text = urdf_text("panda", dynid.load_robot("panda").prior)
     >>> model = pinocchio.buildModelFromXML(text)
     """
-    robot, content, theta, _, _ = prepare(robot, params, project)
+    robot, content, theta, _, _ = prepare(robot, params, project, into)
     root, _, before = document(robot, content, theta, None)
     return serialize(root, before)
 
 
 def write_urdf(robot: Robot | str | Path, params: object, path: str | Path, *,
-               project: bool = False) -> Export:
+               project: bool = False, into: str | Path | None = None) -> Export:
     """Write identified parameters into a URDF of the robot.
 
     Parameters
@@ -179,6 +183,12 @@ def write_urdf(robot: Robot | str | Path, params: object, path: str | Path, *,
         :class:`~dynid.errors.DataError`; with ``project=True`` they are replaced by their
         projection onto the physically consistent set, and the export lists how far each
         moved.
+    into
+        Another URDF of the same robot to write the parameters into (the manufacturer's, with
+        its meshes, for a robot identified from a DH table): its moving joints must be the
+        model's by name and type, each link moving as the model's
+        (:mod:`dynid.export._target`); the inertias are carried into its link frames.
+        Default: the robot's own URDF, or one generated from its model.
 
     Returns
     -------
@@ -196,7 +206,7 @@ def write_urdf(robot: Robot | str | Path, params: object, path: str | Path, *,
     """
     start = time.perf_counter()
     path = check_output(path, "URDF file")
-    robot, content, theta, moved, distance = prepare(robot, params, project)
+    robot, content, theta, moved, distance = prepare(robot, params, project, into)
     root, lines, before = document(robot, content, theta, path.parent)
     text = serialize(root, before)
     with replacing(path) as tmp:
