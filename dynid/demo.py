@@ -111,7 +111,7 @@ def run_demo(robot: str = "ariane", *, output_dir: str | Path = "demo-output", s
     out.files.update({f"recording ({k})": v[0] for k, v in runs.items()})
     recording, validation = runs["identification"][1], runs["validation"][1]
 
-    fits = _identify(model, base, recording, echo)
+    fits = _identify(model, base, recording, progress, echo)
     truth = base.to_base(theta)
     wls = fits["with actuator models"][1]
     z = (wls.base_params - truth) / np.sqrt(np.diag(wls.base_cov))
@@ -168,19 +168,27 @@ def _capture(model, theta, folder, runs, rate, noise, seed, progress, echo) -> d
     return captured
 
 
-def _identify(model, base, recording, echo) -> dict:
+def _identify(model, base, recording, progress, echo) -> dict:
     """Label → (model, result) of each fit."""
+    from ._progress import Steps
     from .identify import WLS, IdentificationData, PhysicallyConsistent
 
     bare = model.with_terms([t for t in model.terms if t.space != "actuator"])
     t0 = time.perf_counter()
+    steps = Steps(4, "identify", enabled=progress)
     with warnings.catch_warnings():  # the residual's colour is in the report
         warnings.simplefilter("ignore", DynidWarning)
+        steps.next("processing")
         data = IdentificationData(model, recording, base=base)
-        fits = {"with actuator models": (model, WLS().fit(data).result_),
-                "consistent": (model, PhysicallyConsistent().fit(data).result_),
-                "without actuator models": (bare, WLS().fit(IdentificationData(
-                    bare, recording)).result_)}
+        fits = {}
+        for label, m, estimator, d in (
+                ("with actuator models", model, WLS(), data),
+                ("consistent", model, PhysicallyConsistent(), data),
+                ("without actuator models", bare, WLS(), None)):
+            steps.next(label)
+            d = d if d is not None else IdentificationData(m, recording)
+            fits[label] = (m, estimator.fit(d).result_)
+    steps.close()
     proc = data.processing
     echo(f"identified   weighted least squares with and without the actuator models (rotor "
          f"inertia, screw mass, motor friction) and physically consistent least squares, in "

@@ -208,7 +208,16 @@ def _plot_targets(args: argparse.Namespace) -> list[Path | None]:
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``identify`` and ``validate`` commands to the ``dynid`` parser."""
-    ident = sub.add_parser("identify", help="identify a robot's parameters from recordings")
+    ident = sub.add_parser(
+        "identify", help="identify a robot's parameters from recordings",
+        epilog="examples:\n"
+               "  dynid identify panda run1.csv run2.csv -o result.json\n"
+               "  dynid identify ariane run.csv --method wls -o result.json\n"
+               "  dynid identify robot.yaml log.txt --columns time=0 --columns positions=1,2 "
+               "--columns output=3,4 --units output=mA\n"
+               "then: dynid validate result.json run3.csv; dynid report result.json run1.csv; "
+               "dynid export result.json --urdf robot.urdf",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     ident.add_argument("robot", help="embedded robot name or robot file")
     ident.add_argument("recordings", nargs="+", help="recordings (.npz or .csv)")
     ident.add_argument("-o", "--output", default="result.json", help="result file (JSON)")
@@ -246,7 +255,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     ident.add_argument("--quiet", action="store_true", help="no progress bar")
     ident.set_defaults(func=_identify)
 
-    val = sub.add_parser("validate", help="predict recordings with an identification result")
+    val = sub.add_parser(
+        "validate", help="predict recordings with an identification result",
+        epilog="example:\n  dynid validate result.json run3.csv --plot validation.png",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     val.add_argument("result", help="result file written by dynid identify")
     val.add_argument("recordings", nargs="+", help="recordings (.npz or .csv)")
     val.add_argument("--robot", default=None,

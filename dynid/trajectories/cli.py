@@ -25,7 +25,14 @@ def add_design_parser(subparsers: argparse._SubParsersAction) -> argparse.Argume
     """Add the ``design`` subcommand to the ``dynid`` parser."""
     p = subparsers.add_parser("design", help="design an optimal excitation trajectory",
                               description="Design a Fourier excitation trajectory that "
-                              "minimizes a criterion of the base regressor within every limit.")
+                              "minimizes a criterion of the base regressor within every limit.",
+                              epilog="examples:\n"
+                                     "  dynid design panda -o excitation.json\n"
+                                     "  dynid design ariane --space actuator --unit increments "
+                                     "--frequency 0.2 -o excitation.json\n"
+                                     "  dynid capture panda excitation.json --interface virtual "
+                                     "-o run.csv   # then run it",
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("robot", help="embedded robot name or robot file")
     p.add_argument("-o", "--output", default="trajectory.json", help="trajectory file (JSON)")
     g = p.add_argument_group("trajectory")
