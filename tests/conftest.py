@@ -49,7 +49,9 @@ def dataset(name: str) -> Path:
     """Path of a shared real-robot dataset, or skip the test when it is absent."""
     path = DATASETS / name
     if not path.is_dir():
-        pytest.skip(f"dataset {name} not found at {path} (the shared datasets folder is absent)")
+        why = ("the shared datasets folder is absent" if not DATASETS.is_dir() else
+               "the shared datasets folder does not hold it")
+        pytest.skip(f"dataset {name} not found at {path} ({why}; set DYNID_DATASETS)")
     return path
 
 
