@@ -16,12 +16,18 @@ Reading logs::
                    trim=Trim("2s", 0))                     # no header, no time column
     rec = read_npz("run.npz", keys={"time": "times"}, timestamps="resample")
     print(rec.history)                                     # what was done as it was read
+
+Delays between the channels (a drive's current loop, a bus)::
+
+    data = IdentificationData(robot, [rec1, rec2], processing=Processing(delay="estimate"))
+    print(data.processing.delay)                           # Delays(output=0.0030..., ...)
 """
 
 from .choice import Candidate, choose_processing
 from .columns import ColumnMap, load_column_map
 from .consistent import PhysicallyConsistent
 from .data import CompressedData, IdentificationData
+from .delays import Delays, compensate, estimate_delays
 from .estimators import OLS, WLS, Estimator, GaussMarkov
 from .exclusion import Excluded
 from .likelihood import MaximumLikelihood
@@ -53,6 +59,7 @@ __all__ = [
     "Candidate",
     "ColumnMap",
     "CompressedData",
+    "Delays",
     "Estimator",
     "Excluded",
     "Flat",
@@ -76,7 +83,9 @@ __all__ = [
     "average_periods",
     "choose_processing",
     "com_boxes",
+    "compensate",
     "differentiate",
+    "estimate_delays",
     "load_column_map",
     "load_result",
     "lowpass",

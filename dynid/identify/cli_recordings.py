@@ -112,6 +112,11 @@ def recording_options(parser: argparse.ArgumentParser, *, processing: bool = Tru
     g.add_argument("--decimate", type=word_or(whole(1, 10_000), auto="auto"),
                    default=argparse.SUPPRESS, metavar="N|auto",
                    help="filter regressor and output alike and keep 1 sample in N (1 to 10000)")
+    g.add_argument("--delay", type=word_or(number(-1e3, 1e3), estimate="estimate", none=None),
+                   default=argparse.SUPPRESS, metavar="S|estimate|none",
+                   help="delay of the output behind the positions, s (e.g. 0.003), compensated; "
+                        "estimate: estimated by identification (and the recorded velocities' "
+                        "delay, when they are recorded), kept in the result for validation")
     g.add_argument("--period", type=number(0.0, 1e6, above=True), default=argparse.SUPPRESS,
                    help="period of a periodic excitation, s (averages the periods)")
     g.add_argument("--harmonics-cutoff", type=hz, default=argparse.SUPPRESS,

@@ -11,6 +11,8 @@ exclusion of rows near zero velocity.
   it goes through the same decimation filter as the regressor (Gautier's parallel
   filtering, :mod:`dynid.identify.data`).
 * Rows near zero velocity and samples at rest are left out (:mod:`dynid.identify.exclusion`).
+* Delays of the output and of recorded velocities behind the positions, given or estimated,
+  are compensated before anything else (:mod:`dynid.identify.delays`).
 
 The defaults are for a user who does not know about filtering (``Processing()``):
 
@@ -59,6 +61,7 @@ import numpy as np
 from .._files import excerpt
 from .._validate import is_number
 from ..errors import DataError, DynidWarning
+from .delays import Delays, compensate, delay_setting
 from .exclusion import check_settings
 from .filters import (
     TAPS_PER_FACTOR,
@@ -135,12 +138,22 @@ class Processing:
         cutoff and order there, the dead zone used and the rows left out
         (:class:`~dynid.identify.outcome.Outcome`). Automatic settings stay ``"auto"``, so
         identifying other data with these settings chooses them again.
+    delay
+        Delays of the output and of recorded velocities behind the positions
+        (:mod:`dynid.identify.delays`), compensated before anything is filtered: ``None``
+        (default: none), the output's delay in s, ``{"output": s, "velocities": s}`` (a
+        :class:`~dynid.identify.delays.Delays`), or ``"estimate"``: identification estimates
+        them (:func:`~dynid.identify.delays.estimate_delays`), keeps the numbers here, so
+        that validation compensates the same delays, and records the estimate in the
+        outcome.
 
     Examples
     --------
     >>> Processing(cutoff=10.0, derivatives="velocities", deadzone=[0.05, 0.05, 0.08])
     >>> Processing(deadzone=None)     # keep every row
     >>> Processing(cutoff=10.0).effective_cutoff(1000.0)   # (8.96..., 8)
+    >>> Processing(delay=0.003)       # the current lags the encoders by 3 ms
+    >>> Processing(delay="estimate")  # estimated by identification
     """
 
     cutoff: float | str | None = "auto"
@@ -155,8 +168,10 @@ class Processing:
     deadzone: float | tuple[float, ...] | str | None = "auto"
     rest: float | str | None = "auto"
     outcome: Outcome | None = field(default=None, compare=False, repr=False)
+    delay: Delays | float | str | None = None
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "delay", delay_setting(self.delay))
         if self.derivatives not in DERIVATIVES:
             raise DataError(f"derivatives: expected one of {', '.join(map(repr, DERIVATIVES))}"
                             f", found {excerpt(self.derivatives)}")
@@ -259,6 +274,12 @@ class Processing:
         else:
             lines = [f"low-pass  {'none' if self.cutoff is None else 'automatic'}"]
         lines.append(f"derivatives {self.derivatives}; decimated by {self.decimate}")
+        if isinstance(self.delay, Delays):
+            how = "estimated and " if outcome is not None and outcome.delays is not None else ""
+            lines.append(f"delay     {self.delay.summary()} behind the positions, {how}"
+                         "compensated")
+        elif self.delay is not None:
+            lines.append("delay     estimated by identification")
         if self.deadzone is None:
             lines.append("dead zone none")
         else:
@@ -277,6 +298,8 @@ class Processing:
         out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "outcome"}
         if isinstance(self.deadzone, tuple):
             out["deadzone"] = list(self.deadzone)
+        if isinstance(self.delay, Delays):
+            out["delay"] = self.delay.to_dict()
         if self.outcome is not None:
             out.update(self.outcome.to_dict())
         return out
@@ -306,15 +329,21 @@ class Processing:
             return self.resolve(recording).apply(recording, robot)
         if self.period is not None:
             return self.states(self.average(recording).recording, robot)
-        return self.states(recording.skip(self.skip) if self.skip else recording, robot)
+        return self.states(self.prepared(recording), robot)
 
     def average(self, recording: Recording) -> PeriodAverage:
-        """The periods of a recording averaged as :meth:`apply` does, after the skipped
-        samples and periods."""
+        """The periods of a recording averaged as :meth:`apply` does, after the delays are
+        compensated and the skipped samples and periods dropped."""
         if self.period is None:
             raise DataError("period averaging needs the excitation period (period=...)")
-        rec = recording.skip(self.skip) if self.skip else recording
-        return average_periods(rec, self.period, skip_periods=self.skip_periods)
+        return average_periods(self.prepared(recording), self.period,
+                               skip_periods=self.skip_periods)
+
+    def prepared(self, recording: Recording) -> Recording:
+        """The raw recording with its channels' delays compensated
+        (:func:`~dynid.identify.delays.compensate`) and the skipped samples dropped."""
+        rec = recording if self.delay is None else compensate(recording, self.delay)
+        return rec.skip(self.skip) if self.skip else rec
 
     def states(self, rec: Recording, robot=None) -> Recording:
         """The rest of :meth:`apply`, on a recording whose samples were skipped and, with a
