@@ -158,7 +158,8 @@ def check_delays(delays: Delays, recording: Recording, setting: str = "delay") -
     for name in ("output", "velocities"):
         value = getattr(delays, name)
         if value is not None and abs(value) > MAX_SHARE * length:
-            raise DataError(f"{setting}: the {name}' delay {1e3 * value:.4g} ms is longer than "
+            whose = "output's" if name == "output" else "velocities'"
+            raise DataError(f"{setting}: the {whose} delay {1e3 * value:.4g} ms is longer than "
                             f"a tenth of the record ({recording.n_samples} samples, "
                             f"{length:.4g} s); a delay that long is a misaligned log, not a "
                             f"drive's: give it in seconds (e.g. {setting}=0.003) or align the "

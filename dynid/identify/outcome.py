@@ -63,10 +63,12 @@ class Outcome:
         return cls(float(rate), None, None, excluded, delays)
 
     def to_dict(self) -> dict:
-        return {"rate": self.rate, "effective_cutoff": self.effective_cutoff,
-                "effective_order": self.effective_order,
-                "excluded": None if self.excluded is None else self.excluded.to_dict(),
-                "estimated_delay": None if self.delays is None else self.delays.to_dict()}
+        out = {"rate": self.rate, "effective_cutoff": self.effective_cutoff,
+               "effective_order": self.effective_order,
+               "excluded": None if self.excluded is None else self.excluded.to_dict()}
+        if self.delays is not None:
+            out["estimated_delay"] = self.delays.to_dict()
+        return out
 
     @classmethod
     def from_dict(cls, data: dict, cutoff, order: int) -> Outcome:
