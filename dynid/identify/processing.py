@@ -3,7 +3,9 @@ exclusion of rows near zero velocity.
 
 * Time domain: a zero-phase Butterworth low-pass (forward and backward, so no delay) of the
   positions (and of recorded velocities and accelerations when they are used), then
-  fourth-order central differences (:mod:`dynid.identify.filters`, :mod:`dynid.identify.states`).
+  fourth-order central differences (:mod:`dynid.identify.filters`, :mod:`dynid.identify.states`);
+  or, for the positions, a Savitzky–Golay filter or a Rauch–Tung–Striebel smoother at the same
+  cutoff (``differentiation=``, :mod:`dynid.identify.derivatives`).
 * Periodic excitation: the periods are averaged, low-passed in the frequency domain and
   differentiated spectrally (:mod:`dynid.identify.periodic`).
 * The measured torque or current is never low-passed on its own (Leborne IV-D, Abdellatif
@@ -59,6 +61,7 @@ import numpy as np
 from .._files import excerpt
 from .._validate import is_number
 from ..errors import DataError, DynidWarning
+from .derivatives import check_differentiation
 from .exclusion import check_settings
 from .filters import (
     TAPS_PER_FACTOR,
@@ -135,12 +138,20 @@ class Processing:
         cutoff and order there, the dead zone used and the rows left out
         (:class:`~dynid.identify.outcome.Outcome`). Automatic settings stay ``"auto"``, so
         identifying other data with these settings chooses them again.
+    differentiation
+        How positions become velocities and accelerations at ``cutoff``
+        (:mod:`dynid.identify.derivatives`): ``"butterworth"`` (the zero-phase low-pass
+        above, then central differences), ``"savgol"`` (Savitzky–Golay, its window from the
+        cutoff), ``"rts"`` (a Rauch–Tung–Striebel smoother on a constant-jerk model, gain ½
+        at the cutoff), or ``"auto"`` (default): ``"butterworth"``. Recorded velocities are
+        low-passed by the Butterworth whatever it says.
 
     Examples
     --------
     >>> Processing(cutoff=10.0, derivatives="velocities", deadzone=[0.05, 0.05, 0.08])
     >>> Processing(deadzone=None)     # keep every row
     >>> Processing(cutoff=10.0).effective_cutoff(1000.0)   # (8.96..., 8)
+    >>> Processing(differentiation="rts")   # positions smoothed by a Kalman smoother
     """
 
     cutoff: float | str | None = "auto"
@@ -155,8 +166,10 @@ class Processing:
     deadzone: float | tuple[float, ...] | str | None = "auto"
     rest: float | str | None = "auto"
     outcome: Outcome | None = field(default=None, compare=False, repr=False)
+    differentiation: str = "auto"
 
     def __post_init__(self) -> None:
+        check_differentiation(self.differentiation)
         if self.derivatives not in DERIVATIVES:
             raise DataError(f"derivatives: expected one of {', '.join(map(repr, DERIVATIVES))}"
                             f", found {excerpt(self.derivatives)}")
@@ -258,7 +271,8 @@ class Processing:
                 lines[0] += f": order {n}, −3 dB at {f3:.4g} Hz (at {rate:g} Hz)"
         else:
             lines = [f"low-pass  {'none' if self.cutoff is None else 'automatic'}"]
-        lines.append(f"derivatives {self.derivatives}; decimated by {self.decimate}")
+        lines.append(f"derivatives {self.derivatives}, differentiation "
+                     f"{self.differentiation}; decimated by {self.decimate}")
         if self.deadzone is None:
             lines.append("dead zone none")
         else:
@@ -336,7 +350,8 @@ class Processing:
             q, v, a = spectral_states(rec.positions, rate, self.harmonics_cutoff)
         else:
             q, v, a = derive_states(rec, derivative_source(rec, self.derivatives), self.cutoff,
-                                    self.order, periodic=periodic)
+                                    self.order, periodic=periodic,
+                                    differentiation=self.differentiation)
         y = rec.output
         if self.output_cutoff is not None:
             y = lowpass(y, rate, self.output_cutoff, self.order, periodic=periodic)
