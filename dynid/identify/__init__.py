@@ -28,6 +28,14 @@ from .columns import ColumnMap, load_column_map
 from .consistent import PhysicallyConsistent
 from .data import CompressedData, IdentificationData
 from .delays import Delays, compensate, estimate_delays
+from .derivatives import (
+    butterworth_states,
+    estimate_states,
+    rts_covariance,
+    rts_states,
+    savgol_states,
+    savgol_window,
+)
 from .estimators import OLS, WLS, Estimator, GaussMarkov
 from .exclusion import Excluded
 from .likelihood import MaximumLikelihood
@@ -81,11 +89,13 @@ __all__ = [
     "Weighting",
     "Whiteness",
     "average_periods",
+    "butterworth_states",
     "choose_processing",
     "com_boxes",
     "compensate",
     "differentiate",
     "estimate_delays",
+    "estimate_states",
     "load_column_map",
     "load_result",
     "lowpass",
@@ -94,7 +104,11 @@ __all__ = [
     "read_csv",
     "read_npz",
     "resample",
+    "rts_covariance",
+    "rts_states",
     "save_npz",
+    "savgol_states",
+    "savgol_window",
     "signal_bandwidth",
     "spectral_states",
     "time_report",

@@ -99,6 +99,10 @@ def recording_options(parser: argparse.ArgumentParser, *, processing: bool = Tru
                    default=argparse.SUPPRESS, help="velocities and accelerations from the "
                    "positions, from recorded velocities (filtered, differentiated), as "
                    "recorded, or auto (default: as recorded, else velocities, else positions)")
+    g.add_argument("--differentiation", choices=("auto", "butterworth", "savgol", "rts"),
+                   default=argparse.SUPPRESS, help="how positions are smoothed and "
+                   "differentiated at the cutoff: Butterworth and central differences, "
+                   "Savitzky-Golay, or a Rauch-Tung-Striebel smoother (auto: butterworth)")
     speeds = word_or(lambda text: tuple(number(0.0)(x) for x in text.split(",")),
                      auto="auto", none=None)
     g.add_argument("--deadzone", type=speeds, default=argparse.SUPPRESS,

@@ -3,7 +3,9 @@ exclusion of rows near zero velocity.
 
 * Time domain: a zero-phase Butterworth low-pass (forward and backward, so no delay) of the
   positions (and of recorded velocities and accelerations when they are used), then
-  fourth-order central differences (:mod:`dynid.identify.filters`, :mod:`dynid.identify.states`).
+  fourth-order central differences (:mod:`dynid.identify.filters`, :mod:`dynid.identify.states`);
+  or, for the positions, a Savitzky–Golay filter or a Rauch–Tung–Striebel smoother at the same
+  cutoff (``differentiation=``, :mod:`dynid.identify.derivatives`).
 * Periodic excitation: the periods are averaged, low-passed in the frequency domain and
   differentiated spectrally (:mod:`dynid.identify.periodic`).
 * The measured torque or current is never low-passed on its own (Leborne IV-D, Abdellatif
@@ -62,6 +64,7 @@ from .._files import excerpt
 from .._validate import is_number
 from ..errors import DataError, DynidWarning
 from .delays import Delays, compensate, delay_setting
+from .derivatives import check_differentiation
 from .exclusion import check_settings
 from .filters import (
     TAPS_PER_FACTOR,
@@ -146,6 +149,13 @@ class Processing:
         them (:func:`~dynid.identify.delays.estimate_delays`), keeps the numbers here, so
         that validation compensates the same delays, and records the estimate in the
         outcome.
+    differentiation
+        How positions become velocities and accelerations at ``cutoff``
+        (:mod:`dynid.identify.derivatives`): ``"butterworth"`` (the zero-phase low-pass
+        above, then central differences), ``"savgol"`` (Savitzky–Golay, its window from the
+        cutoff), ``"rts"`` (a Rauch–Tung–Striebel smoother on a constant-jerk model, gain ½
+        at the cutoff), or ``"auto"`` (default): ``"butterworth"``. Recorded velocities are
+        low-passed by the Butterworth whatever it says.
 
     Examples
     --------
@@ -154,6 +164,7 @@ class Processing:
     >>> Processing(cutoff=10.0).effective_cutoff(1000.0)   # (8.96..., 8)
     >>> Processing(delay=0.003)       # the current lags the encoders by 3 ms
     >>> Processing(delay="estimate")  # estimated by identification
+    >>> Processing(differentiation="rts")   # positions smoothed by a Kalman smoother
     """
 
     cutoff: float | str | None = "auto"
@@ -169,9 +180,11 @@ class Processing:
     rest: float | str | None = "auto"
     outcome: Outcome | None = field(default=None, compare=False, repr=False)
     delay: Delays | float | str | None = None
+    differentiation: str = "auto"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "delay", delay_setting(self.delay))
+        check_differentiation(self.differentiation)
         if self.derivatives not in DERIVATIVES:
             raise DataError(f"derivatives: expected one of {', '.join(map(repr, DERIVATIVES))}"
                             f", found {excerpt(self.derivatives)}")
@@ -273,7 +286,8 @@ class Processing:
                 lines[0] += f": order {n}, −3 dB at {f3:.4g} Hz (at {rate:g} Hz)"
         else:
             lines = [f"low-pass  {'none' if self.cutoff is None else 'automatic'}"]
-        lines.append(f"derivatives {self.derivatives}; decimated by {self.decimate}")
+        lines.append(f"derivatives {self.derivatives}, differentiation "
+                     f"{self.differentiation}; decimated by {self.decimate}")
         if isinstance(self.delay, Delays):
             how = "estimated and " if outcome is not None and outcome.delays is not None else ""
             lines.append(f"delay     {self.delay.summary()} behind the positions, {how}"
@@ -365,7 +379,8 @@ class Processing:
             q, v, a = spectral_states(rec.positions, rate, self.harmonics_cutoff)
         else:
             q, v, a = derive_states(rec, derivative_source(rec, self.derivatives), self.cutoff,
-                                    self.order, periodic=periodic)
+                                    self.order, periodic=periodic,
+                                    differentiation=self.differentiation)
         y = rec.output
         if self.output_cutoff is not None:
             y = lowpass(y, rate, self.output_cutoff, self.order, periodic=periodic)
