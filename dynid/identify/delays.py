@@ -251,7 +251,7 @@ def estimate_delays(robot, recordings: Recording | Sequence[Recording], processi
         recs = tuple(compensate(r, Delays(0.0, velocities)) for r in recs)
     base = base_parameters(robot) if base is None else base
     reach = Exclusion.for_robot(robot, 0.0, None).reach
-    fit = _OutputFit([plain.apply(r, robot) for r in recs], Regressor(robot), base, reach,
+    fit = _OutputFit([plain.apply(r, robot) for r in recs], Regressor(robot), base, reach, M,
                      M + _margin(plain, rate))
     return Delays(_search(fit, M, rate, "the output"), velocities)
 
@@ -364,26 +364,26 @@ class _VelocityFit:
 class _OutputFit:
     """Per lag ``m``, the residual ``‖P⊥ y_m‖²`` of the output at ``k + m`` fitted by the base
     regressor at ``k`` over every output (ordinary least squares), on the same rows for
-    every lag: ``margin`` samples away from the ends, none whose window of lags holds a
-    saturated output, and none whose window holds a velocity reversal of a coordinate that
-    reaches the row (``reach`` (n, n), as the dead zone's,
+    every lag: ``margin`` samples away from the ends, none whose window of lags (± ``M``)
+    holds a saturated output, and none whose window holds a velocity reversal of a coordinate
+    that reaches the row (``reach`` (n, n), as the dead zone's,
     :class:`~dynid.identify.exclusion.Exclusion`): there the Coulomb friction's sign flips
     at a sample of the model and between samples of the output, which ties the fit to whole
     samples."""
 
     def __init__(self, states: Sequence[Recording], regressor, base, reach: np.ndarray,
-                 margin: int):
+                 M: int, margin: int):
         self.states, self.regressor, self.base = states, regressor, base
         self.reversals = [np.diff(np.sign(rec.velocities), axis=0, prepend=0.0) != 0
                           for rec in states]
         self.reach = reach.astype(np.int64)
+        self.window = np.ones(2 * M + 3)
         self.margin = margin
 
     def __call__(self, lags: np.ndarray) -> np.ndarray:
         b, K = self.base.rank, len(lags)
-        reach = int(np.abs(lags).max())
         factor = np.zeros((0, b + K))
-        window = np.ones(2 * reach + 3)
+        window = self.window
         for rec, reversals in zip(self.states, self.reversals, strict=True):
             N = rec.n_samples
             margin = min(self.margin, N // 4)
