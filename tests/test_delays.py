@@ -85,6 +85,8 @@ def test_compensate_aligns_the_delayed_channels_and_drops_what_has_no_data():
     rec = Recording(t, q, y, velocities=v)
     out = compensate(rec, Delays(output=0.0042, velocities=0.0013))
     assert out.n_samples == rec.n_samples - 5  # ⌈4.2⌉ samples have no output after the shift
+    assert out.history[-1] == ("delays compensated (output 4.2 ms, velocities 1.3 ms), 0 "
+                               "samples dropped at the start and 5 at the end")
     np.testing.assert_array_equal(out.time, t[:-5])
     np.testing.assert_array_equal(out.positions, q[:-5])
     inner = slice(50, -50)

@@ -111,7 +111,8 @@ class Delays:
 def delay_setting(value) -> Delays | str | None:
     """``Processing(delay=...)`` checked: ``None``, ``"estimate"``, a :class:`Delays`, the
     output's delay in s, or a mapping ``{"output": s, "velocities": s}``."""
-    if value is None or isinstance(value, Delays) or value == "estimate":
+    if value is None or isinstance(value, Delays) or (isinstance(value, str) and
+                                                      value == "estimate"):
         return value
     if isinstance(value, Mapping):
         unknown = set(value) - {"output", "velocities"}
@@ -203,7 +204,10 @@ def compensate(recording: Recording, delays: Delays | float, *, setting: str = "
     shifts = [d * rate for d in (delays.output, delays.velocities or 0.0)]
     end = max(0, math.ceil(max(shifts) - 1e-9))
     start = max(0, math.ceil(-min(shifts) - 1e-9))
-    return recording.with_signals(**changes).select(slice(start, recording.n_samples - end))
+    done = f"delays compensated ({delays.summary()}), {start} samples dropped at the start " \
+        f"and {end} at the end"
+    out = recording.with_signals(**changes).select(slice(start, recording.n_samples - end))
+    return out.with_signals(history=(*recording.history, done))
 
 
 # Estimation --------------------------------------------------------------------------------
@@ -234,9 +238,11 @@ def estimate_delays(robot, recordings: Recording | Sequence[Recording], processi
     >>> IdentificationData(robot, [rec1, rec2], processing=Processing(delay=delays))
     """
     from ..models import Regressor, base_parameters
+    from .data import check_recording
     from .processing import Processing
 
     recs = (recordings,) if isinstance(recordings, Recording) else tuple(recordings)
+    recs = tuple(check_recording(robot, r, reorder=True) for r in recs)
     processing = Processing() if processing is None else processing
     rate = _common_rate(recs)
     M = _largest_lag(recs, rate, bound)
