@@ -51,7 +51,7 @@ def resolution_from_increments(increments_per_turn: float | np.ndarray,
     Examples
     --------
     >>> resolution_from_increments([4096, 2**18])          # two joint encoders
-    array([1.53398079e-03, 2.39684499e-05])
+    array([1.53398079e-03, 2.39684498e-05])
     >>> resolution_from_increments(4096, gear_ratio=100)   # on the motor, behind a gear
     array([1.53398079e-05])
     """
