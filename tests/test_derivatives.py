@@ -168,7 +168,7 @@ def test_smoother_on_its_own_model_is_optimal_and_knows_its_error():
     x, y, step = _jerk_data(rate, cutoff, 2 ** 14, N, seed=3)
     print(f"increments a sample (median) {np.median(np.abs(np.diff(y[:, 0]))) / step:.0f}")
     q_r, v_r, a_r = rts_states(y, rate, cutoff)
-    cov = rts_covariance(rate, cutoff, step / np.sqrt(12))[0]
+    cov = rts_covariance(rate, cutoff, resolution=step)[0]
     truth = (x[:, 0], x[:, 1], x[:, 2])
     for d, (est, true) in enumerate(zip((q_r, v_r, a_r), truth, strict=True)):
         ratio = _rms(est[:, 0] - true) ** 2 / cov[d, d]
@@ -286,10 +286,16 @@ def test_bad_settings():
     with pytest.raises(dynid.DataError, match=r"cutoff: 0.8 Hz needs a Savitzky–Golay window "
                                               r"of \d+ samples, longer than the recording"):
         savgol_states(q[:1500], RATE, 0.8)
-    for sigma in (0.0, -1e-4, np.nan):
-        with pytest.raises(dynid.DataError, match=r"noise_std: expected the position noise's "
-                                                  r"σ > 0"):
-            rts_covariance(RATE, 6.0, sigma)
+    # A smoother without measurement noise, or with a negative or unknown one.
+    with pytest.raises(dynid.DataError, match=r"resolution, position_std: the smoother's "
+                                              r"measurement noise is zero"):
+        rts_covariance(RATE, 6.0)
+    for bad in (0.0, -1e-4, np.nan):
+        with pytest.raises(dynid.DataError, match=r"resolution of column 0: expected the "
+                                                  r"encoder step"):
+            rts_covariance(RATE, 6.0, resolution=bad)
+    with pytest.raises(dynid.DataError, match=r"position_std: expected the σ ≥ 0"):
+        rts_covariance(RATE, 6.0, position_std=-1e-4)
     with pytest.raises(dynid.DataError, match=r"positions: expected finite values"):
         rts_states(np.where(t[:, None] > 1, np.nan, q), RATE, 6.0)
 
@@ -323,3 +329,20 @@ def test_model_discretization_matches_van_loan():
         E = expm(M)
         np.testing.assert_allclose(F, E[4:, 4:].T, rtol=1e-12)
         np.testing.assert_allclose(Q, F @ E[:4, 4:], rtol=1e-9, atol=1e-14 * h ** 2)
+
+
+def test_identify_command_takes_the_estimator(tmp_path, capsys):
+    """``dynid identify --differentiation rts`` keeps the estimator in the result's
+    processing; an unknown one is refused by the parser."""
+    from conftest import arm_files
+
+    from dynid.cli import main
+
+    robot_file, _, npz = arm_files(tmp_path)
+    out = tmp_path / "result.json"
+    assert main(["identify", str(robot_file), str(npz), "-o", str(out), "--derivatives",
+                 "positions", "--differentiation", "rts", "--cutoff", "5"]) == 0
+    assert dynid.identify.load_result(out).processing.differentiation == "rts"
+    with pytest.raises(SystemExit):
+        main(["identify", str(robot_file), str(npz), "--differentiation", "kalman"])
+    assert "invalid choice: 'kalman'" in capsys.readouterr().err

@@ -49,6 +49,7 @@ from .processing import (
     signal_bandwidth,
     zero_phase_response,
 )
+from .quantization import resolution_from_increments
 from .readers import read_csv, read_npz, save_npz
 from .recording import Recording
 from .residuals import Whiteness, whiteness
@@ -104,6 +105,7 @@ __all__ = [
     "read_csv",
     "read_npz",
     "resample",
+    "resolution_from_increments",
     "rts_covariance",
     "rts_states",
     "save_npz",

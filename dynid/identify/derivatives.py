@@ -391,27 +391,41 @@ def rts_states(positions: np.ndarray, rate: float, cutoff: float, *,
     return xs[:, 0], w * xs[:, 1], w * w * xs[:, 2]
 
 
-def rts_covariance(rate: float, cutoff: float, noise_std: float | np.ndarray) -> np.ndarray:
+def rts_covariance(rate: float, cutoff: float, *, resolution: float | np.ndarray | None = None,
+                   position_std: float | np.ndarray = 0.0) -> np.ndarray:
     """Covariance (n, 3, 3) of the errors of :func:`rts_states`' positions, velocities and
-    accelerations, in the middle of a long record, for measurement noise of standard
-    deviation ``noise_std`` (scalar or (n,): e.g. ``resolution / √12`` for quantization).
+    accelerations, in the middle of a long record, where its model holds.
 
-    The steady-state predicted covariance is the solution of the discrete algebraic Riccati
-    equation (``scipy.linalg.solve_discrete_are``), the smoothed one that of a discrete
-    Lyapunov equation (``scipy.linalg.solve_discrete_lyapunov``).
+    The measurement noise per sample is ``r = resolution² / 12 + position_std²``: an
+    encoder's quantization (``resolution``, per coordinate, e.g. a recording's
+    :attr:`~dynid.identify.recording.Recording.resolution`) and any other white position noise;
+    the process noise follows from it and the cutoff. The steady-state predicted covariance is
+    the solution of the discrete algebraic Riccati equation
+    (``scipy.linalg.solve_discrete_are``), the smoothed one that of a discrete Lyapunov
+    equation (``scipy.linalg.solve_discrete_lyapunov``).
 
     Examples
     --------
-    >>> cov = rts_covariance(1000.0, 10.0, 2 * np.pi / 4096 / np.sqrt(12))
-    >>> np.sqrt(cov[0, 1, 1])                      # σ of the velocity, rad/s
+    >>> cov = rts_covariance(1000.0, 10.0, resolution=2 * np.pi / 4096)
+    >>> print(f"{np.sqrt(cov[0, 1, 1]):.2g} rad/s")  # σ of the velocity
+    0.0026 rad/s
     """
     from scipy.linalg import solve_discrete_are, solve_discrete_lyapunov
 
-    sigma = np.atleast_1d(np.asarray(noise_std, dtype=float))
-    if sigma.ndim != 1 or not np.all(np.isfinite(sigma)) or not np.all(sigma > 0):
-        raise DataError(f"noise_std: expected the position noise's σ > 0 (rad or m), one or "
-                        f"one per coordinate, found {excerpt(noise_std)}; e.g. resolution / "
-                        "np.sqrt(12) for an encoder's quantization")
+    from .quantization import check_resolution
+
+    std = np.atleast_1d(np.asarray(position_std, dtype=float))
+    if std.ndim != 1 or not np.all(np.isfinite(std)) or not np.all(std >= 0):
+        raise DataError(f"position_std: expected the σ ≥ 0 (rad or m) of white position noise, "
+                        f"one or one per coordinate, found {excerpt(position_std)}")
+    n = max(len(std), np.size(resolution) if resolution is not None else 1)
+    res = check_resolution(resolution, n)
+    r = (0.0 if res is None else res ** 2 / 12) + np.broadcast_to(std, (n,)) ** 2
+    if not np.all(r > 0):
+        raise DataError("resolution, position_std: the smoother's measurement noise is zero, "
+                        "so its covariance is; give the encoder's resolution (rad or m) or the "
+                        "position noise's σ, e.g. rts_covariance(1000.0, 10.0, "
+                        "resolution=2 * np.pi / 4096)")
     _check_cutoff(cutoff, rate, int(np.ceil(rate / cutoff)))
     w = 2 * np.pi * cutoff
     F, Q = _jerk_model(w / rate)
@@ -421,8 +435,7 @@ def rts_covariance(rate: float, cutoff: float, noise_std: float | np.ndarray) ->
     C = np.linalg.solve(Pp, F @ Pf).T
     Ps = Pf + solve_discrete_lyapunov(C, C @ (Pf - Pp) @ C.T)
     scale = np.array([1.0, w, w * w])
-    P = Ps[:3, :3] * np.outer(scale, scale)
-    return sigma[:, None, None] ** 2 * P
+    return r[:, None, None] * (Ps[:3, :3] * np.outer(scale, scale))
 
 
 def estimate_states(positions: np.ndarray, rate: float, cutoff: float | None,

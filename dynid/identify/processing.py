@@ -390,7 +390,8 @@ class Processing:
                                 f"{robot.name} has {robot.n}")
             q, v, a = robot.transmission.basis_state(q, v, a)
             units = {**rec.units, "positions": robot.basis_units}
-            rec = rec.with_signals(space="basis", names=robot.joint_names, units=units)
+            rec = rec.with_signals(space="basis", names=robot.joint_names, units=units,
+                                   resolution=None)
         return rec.with_signals(positions=q, velocities=v, accelerations=a, output=y)
 
 
