@@ -83,6 +83,7 @@ def test_a_capture_records_what_the_robot_did(tmp_path, name):
     # SYNC of the truth, within the encoder step and half a thousandth of the rated value.
     assert np.allclose(np.diff(rec.time), 1 / settings.rate, atol=1e-6)
     step = np.array([s.resolution for s in sim.scalings])
+    np.testing.assert_array_equal(rec.resolution, step)  # the encoders' step, in the file
     rows = _aligned(rec.positions / step, truth.actuator / step)
     assert np.all(np.abs(rec.positions - truth.actuator[rows]) <= step / 2 + 1e-12)
     half = np.array([s.rated / 2000 for s in sim.scalings])

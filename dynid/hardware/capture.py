@@ -168,7 +168,8 @@ def capture(robot, trajectory, path: str | Path, *, settings: DriveSettings | No
         raise
     writer = RecordingWriter(path, names=robot.actuator_names, output_kind=robot.output,
                              space="actuator", units=_units(robot), overwrite=overwrite,
-                             extra=("cycle",), source=_source(trajectory, settings, bus))
+                             extra=("cycle",), source=_source(trajectory, settings, bus),
+                             resolution=[sc.resolution for sc in settings.scalings])
     run = _Run(drives, writer, schedule, _following_limits(settings, schedule), robot,
                trajectory.period, progress)
     try:

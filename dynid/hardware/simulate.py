@@ -44,7 +44,7 @@ from ..models.terms import CoordinateTerm
 from .drives import DriveLoops, Gains, encoder_steps, tune_loops
 from .plant import Plant
 from .reference import FourierReference
-from .sensors import SensorNoise
+from .sensors import SensorNoise, default_step
 
 __all__ = ["SensorNoise", "Simulation", "simulate", "smooth_coulomb"]
 
@@ -146,11 +146,12 @@ def simulate(robot: Robot, theta: np.ndarray, reference: Reference | FourierRefe
     time = np.arange(n_rec) * record_every * dt
     names = robot.joint_names if space == "basis" else robot.actuator_names
     units = _units(robot, space)
+    resolution = noise.position_step or default_step(robot, space)
     measured, truth = [], []
     for r in range(runs):
         measured.append(Recording(time, rec["pos"][:, r], rec["y"][:, r], space=space,
                                   output_kind=robot.output, names=names, units=units,
-                                  output_limits=limit))
+                                  output_limits=limit, resolution=resolution))
         truth.append(Recording(time, rec["q"][:, r], rec["u"][:, r], velocities=rec["v"][:, r],
                                accelerations=rec["a"][:, r], output_kind=robot.output,
                                names=robot.joint_names, units=_units(robot, "basis"),

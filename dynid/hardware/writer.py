@@ -2,10 +2,11 @@
 
 A :class:`RecordingWriter` writes a CSV text file: one line of metadata
 (``# dynid recording {json}``: space, output kind, names, units, output limits, the columns of
-each signal, free ``source`` text), the header row (``time``, the position columns named after
-the coordinates, the output columns such as ``motor1_current``, then extra columns the readers
-ignore, such as ``cycle``), then one row per sample. :func:`dynid.read_csv` reads it back
-without options as the :class:`~dynid.identify.recording.Recording` it holds.
+each signal, free ``source`` text, the encoders' resolution), the header row (``time``, the
+position columns named after the coordinates, the output columns such as ``motor1_current``,
+then extra columns the readers ignore, such as ``cycle``), then one row per sample.
+:func:`dynid.read_csv` reads it back without options as the
+:class:`~dynid.identify.recording.Recording` it holds.
 
 Durability: :meth:`RecordingWriter.append` keeps the row in memory; :meth:`~RecordingWriter.
 flush` hands every pending row to the operating system in one write of whole lines, after which
@@ -85,6 +86,10 @@ class RecordingWriter:
     source
         Free text stored in the metadata (the capture's settings), kept in the history of the
         recording read back.
+    resolution
+        The positions' quantization step in SI units (rad, m), one value or one per
+        coordinate: the encoders' (:attr:`~dynid.hardware.pdo.Scaling.resolution`), read back
+        as :attr:`~dynid.identify.recording.Recording.resolution`; ``None`` when unknown.
     overwrite
         Replace an existing file.
 
@@ -114,11 +119,13 @@ class RecordingWriter:
                  space: str = "actuator",
                  units: Mapping[str, str | Sequence[str]] | None = None,
                  output_limits: Sequence[float] | None = None, extra: Sequence[str] = (),
-                 source: str = "", overwrite: bool = False):
+                 source: str = "", resolution: float | Sequence[float] | None = None,
+                 overwrite: bool = False):
         if not isinstance(path, str | Path):
             raise DataError(f"recording file: expected a path, found {excerpt(path)}")
         self.path = Path(path)
-        meta = self._metadata(names, output_kind, space, units, output_limits, extra, source)
+        meta = self._metadata(names, output_kind, space, units, output_limits, extra, source,
+                              resolution)
         self.columns = (meta["columns"]["time"], *meta["columns"]["positions"],
                         *meta["columns"]["output"], *meta["columns"]["extra"])
         self.n, self.n_extra = len(meta["names"]), len(meta["columns"]["extra"])
@@ -136,7 +143,8 @@ class RecordingWriter:
                             ) from None
         self._write(meta_line(meta) + ",".join(self.columns) + "\n")
 
-    def _metadata(self, names, output_kind, space, units, output_limits, extra, source) -> dict:
+    def _metadata(self, names, output_kind, space, units, output_limits, extra, source,
+                  resolution) -> dict:
         if isinstance(names, str) or not isinstance(names, Sequence) or not names:
             raise DataError(f"names: expected one name per coordinate, found {excerpt(names)}; "
                             "e.g. names=['motor1', 'motor2']")
@@ -160,7 +168,7 @@ class RecordingWriter:
         try:  # checked as the recording read back will be
             rec = Recording(np.arange(10.0), np.zeros((10, n)), np.zeros((10, n)), space=space,
                             output_kind=output_kind, units=units, names=names,
-                            output_limits=output_limits)
+                            output_limits=output_limits, resolution=resolution)
         except DataError as exc:
             raise DataError(f"recording file {self.path.name}: {exc}") from None
         per_column = {k: [units[k]] * n if isinstance(units.get(k), str) else list(
@@ -178,6 +186,8 @@ class RecordingWriter:
                             "extra": extra}, "source": source}
         if output_limits is not None:
             meta["output_limits"] = [float(x) for x in np.asarray(output_limits, float)]
+        if rec.resolution is not None:
+            meta["resolution"] = rec.resolution.tolist()
         return meta
 
     # Appending -----------------------------------------------------------------------------

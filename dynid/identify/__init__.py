@@ -16,12 +16,26 @@ Reading logs::
                    trim=Trim("2s", 0))                     # no header, no time column
     rec = read_npz("run.npz", keys={"time": "times"}, timestamps="resample")
     print(rec.history)                                     # what was done as it was read
+
+Delays between the channels (a drive's current loop, a bus)::
+
+    data = IdentificationData(robot, [rec1, rec2], processing=Processing(delay="estimate"))
+    print(data.processing.delay)                           # Delays(output=0.0030..., ...)
 """
 
 from .choice import Candidate, choose_processing
 from .columns import ColumnMap, load_column_map
 from .consistent import PhysicallyConsistent
 from .data import CompressedData, IdentificationData
+from .delays import Delays, compensate, estimate_delays
+from .derivatives import (
+    butterworth_states,
+    estimate_states,
+    rts_covariance,
+    rts_states,
+    savgol_states,
+    savgol_window,
+)
 from .estimators import OLS, WLS, Estimator, GaussMarkov
 from .exclusion import Excluded
 from .likelihood import MaximumLikelihood
@@ -35,6 +49,7 @@ from .processing import (
     signal_bandwidth,
     zero_phase_response,
 )
+from .quantization import resolution_from_increments
 from .readers import read_csv, read_npz, save_npz
 from .recording import Recording
 from .residuals import Whiteness, whiteness
@@ -53,6 +68,7 @@ __all__ = [
     "Candidate",
     "ColumnMap",
     "CompressedData",
+    "Delays",
     "Estimator",
     "Excluded",
     "Flat",
@@ -74,9 +90,13 @@ __all__ = [
     "Weighting",
     "Whiteness",
     "average_periods",
+    "butterworth_states",
     "choose_processing",
     "com_boxes",
+    "compensate",
     "differentiate",
+    "estimate_delays",
+    "estimate_states",
     "load_column_map",
     "load_result",
     "lowpass",
@@ -85,7 +105,12 @@ __all__ = [
     "read_csv",
     "read_npz",
     "resample",
+    "resolution_from_increments",
+    "rts_covariance",
+    "rts_states",
     "save_npz",
+    "savgol_states",
+    "savgol_window",
     "signal_bandwidth",
     "spectral_states",
     "time_report",

@@ -68,7 +68,7 @@ def assemble(arrays: Mapping[str, np.ndarray], sources: Mapping[str, str], *,
              column_map: ColumnMap | None, units: Mapping, space: str,
              output_kind: str | None, names: Sequence[str] | None,
              output_limits=None, covariance=None, robot=None,
-             history: Sequence[str] = ()) -> Recording:
+             history: Sequence[str] = (), resolution=None) -> Recording:
     """A recording from the raw signals of its files (``arrays``: signal → values in the
     file's units, time (N,), the others (N, k); ``sources``: signal → file name;
     ``trims``: signal → its file's trim)."""
@@ -104,8 +104,8 @@ def assemble(arrays: Mapping[str, np.ndarray], sources: Mapping[str, str], *,
         if note:
             notes.append(note)
         if column_map is None:
-            arrays, units, names, output_limits, covariance = _in_robot_order(
-                arrays, units, names, output_limits, covariance, robot, space)
+            arrays, units, names, output_limits, covariance, resolution = _in_robot_order(
+                arrays, units, names, output_limits, covariance, robot, space, resolution)
         arrays, units = _increments(arrays, units, robot, space)
         if column_map is not None:
             arrays, units, names = _mapped(arrays, units, names, column_map, robot, space,
@@ -118,7 +118,7 @@ def assemble(arrays: Mapping[str, np.ndarray], sources: Mapping[str, str], *,
                         accelerations=arrays.get("accelerations"), space=space,
                         output_kind=output_kind, units=units, names=names,
                         output_limits=output_limits, output_covariance=covariance,
-                        history=tuple(notes))
+                        history=tuple(notes), resolution=resolution)
         if robot is not None:
             check_units(rec, robot, where)
     return rec
@@ -151,16 +151,17 @@ def _trimmed(arrays: dict, sources, trims, rate, units, notes: list) -> dict:
     return arrays
 
 
-def _in_robot_order(arrays: dict, units: dict, names, limits, covariance, robot, space: str):
+def _in_robot_order(arrays: dict, units: dict, names, limits, covariance, robot, space: str,
+                    resolution=None):
     """Columns matched to the robot by name (see :func:`column_order`), before any unit
-    conversion: arrays, per-column units, names, output limits and covariance in the robot's
-    order."""
+    conversion: arrays, per-column units, names, output limits, covariance and resolution in
+    the robot's order."""
     if robot is None or names is None:
-        return arrays, units, names, limits, covariance
+        return arrays, units, names, limits, covariance, resolution
     order = column_order(names, robot, space)
     n = len(names)
     if order is None or list(order) == list(range(n)):
-        return arrays, units, names, limits, covariance
+        return arrays, units, names, limits, covariance, resolution
     idx = list(order)
 
     def pick(x):
@@ -175,7 +176,9 @@ def _in_robot_order(arrays: dict, units: dict, names, limits, covariance, robot,
     if covariance is not None and len(covariance) == n and \
             all(isinstance(r, list) and len(r) == n for r in covariance):
         covariance = [[covariance[i][j] for j in idx] for i in idx]
-    return arrays, units, tuple(names[j] for j in idx), limits, covariance
+    if resolution is not None and np.ndim(resolution) == 1 and len(resolution) == n:
+        resolution = [resolution[j] for j in idx]
+    return arrays, units, tuple(names[j] for j in idx), limits, covariance, resolution
 
 
 def _increments(arrays: dict, units: dict, robot, space: str) -> tuple[dict, dict]:

@@ -2,10 +2,11 @@
 
 A recording written by :class:`dynid.hardware.RecordingWriter` starts with one line
 ``# dynid recording {json}`` (space, output kind, names, units, output limits, the columns of
-each signal, free ``source`` text), then the header row, then one row per sample, each ended by
-a line break. The file is appended to while the robot moves; a process stopped while writing a
-row leaves a last line without its line break: that row is incomplete, whatever it parses as,
-and the readers drop it (:func:`layout`).
+each signal, free ``source`` text, optionally the encoders' ``resolution`` in SI units), then
+the header row, then one row per sample, each ended by a line break. The file is appended to
+while the robot moves; a process stopped while writing a row leaves a last line without its
+line break: that row is incomplete, whatever it parses as, and the readers drop it
+(:func:`layout`).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ VERSION = 1
 # The metadata entries, the JSON type of each and whether it is required.
 _META = {"version": (int, True), "space": (str, True), "output_kind": (str, True),
          "names": (list, True), "units": (dict, True), "columns": (dict, True),
-         "output_limits": (list, False), "source": (str, False)}
+         "output_limits": (list, False), "source": (str, False), "resolution": (list, False)}
 _COLUMNS = ("time", "positions", "output", "extra")
 _CHUNK = 1 << 20
 
@@ -109,6 +110,12 @@ def _parse(line: bytes, path: Path) -> dict:
     missing = [k for k, (_, required) in _META.items() if required and k not in meta]
     if missing:
         raise DataError(f"{where}: no {', '.join(missing)}; expected {sorted(_META)}")
+    res = meta.get("resolution")
+    if res is not None and (len(res) != len(meta["names"]) or not all(
+            isinstance(x, int | float) and not isinstance(x, bool) and 0 < x < float("inf")
+            for x in res)):
+        raise DataError(f"{where}: resolution: expected the encoder step (rad or m, > 0) of "
+                        f"each of the {len(meta['names'])} coordinates, found {excerpt(res)}")
     if meta["version"] != VERSION:
         raise DataError(f"{where}: version {meta['version']}, this dynid reads version "
                         f"{VERSION}; read it with a newer dynid")

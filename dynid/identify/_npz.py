@@ -24,7 +24,7 @@ __all__ = ["npz_arrays"]
 
 # What the meta entry of a dynid NPZ archive holds, and the JSON type of each entry.
 _META = {"space": str, "output_kind": (str, type(None)), "names": list, "units": dict,
-         "output_limits": list, "output_covariance": list, "history": list}
+         "output_limits": list, "output_covariance": list, "history": list, "resolution": list}
 
 
 def npz_arrays(path: Path, wanted: Mapping[str, str]) -> tuple[dict, dict]:

@@ -99,6 +99,10 @@ def recording_options(parser: argparse.ArgumentParser, *, processing: bool = Tru
                    default=argparse.SUPPRESS, help="velocities and accelerations from the "
                    "positions, from recorded velocities (filtered, differentiated), as "
                    "recorded, or auto (default: as recorded, else velocities, else positions)")
+    g.add_argument("--differentiation", choices=("auto", "butterworth", "savgol", "rts"),
+                   default=argparse.SUPPRESS, help="how positions are smoothed and "
+                   "differentiated at the cutoff: Butterworth and central differences, "
+                   "Savitzky-Golay, or a Rauch-Tung-Striebel smoother (auto: butterworth)")
     speeds = word_or(lambda text: tuple(number(0.0)(x) for x in text.split(",")),
                      auto="auto", none=None)
     g.add_argument("--deadzone", type=speeds, default=argparse.SUPPRESS,
@@ -112,6 +116,11 @@ def recording_options(parser: argparse.ArgumentParser, *, processing: bool = Tru
     g.add_argument("--decimate", type=word_or(whole(1, 10_000), auto="auto"),
                    default=argparse.SUPPRESS, metavar="N|auto",
                    help="filter regressor and output alike and keep 1 sample in N (1 to 10000)")
+    g.add_argument("--delay", type=word_or(number(-1e3, 1e3), estimate="estimate", none=None),
+                   default=argparse.SUPPRESS, metavar="S|estimate|none",
+                   help="delay of the output behind the positions, s (e.g. 0.003), compensated; "
+                        "estimate: estimated by identification (and the recorded velocities' "
+                        "delay, when they are recorded), kept in the result for validation")
     g.add_argument("--period", type=number(0.0, 1e6, above=True), default=argparse.SUPPRESS,
                    help="period of a periodic excitation, s (averages the periods)")
     g.add_argument("--harmonics-cutoff", type=hz, default=argparse.SUPPRESS,

@@ -231,7 +231,8 @@ class IdentificationData(CompressedData):
         :func:`~dynid.identify.choice.choose_processing`, and the dead zone from the processed
         velocities (:mod:`dynid.identify.exclusion`). :attr:`processing` holds the numbers
         chosen for the filter and, in its ``outcome``, the effective cutoff, the dead zone
-        used and the rows left out.
+        used and the rows left out. With ``Processing(delay="estimate")`` the delays are
+        estimated first (:func:`~dynid.identify.delays.estimate_delays`) and compensated.
     base
         Base parameters (default: computed from the robot).
     chunk_size
@@ -260,6 +261,15 @@ class IdentificationData(CompressedData):
         self.regressor = Regressor(robot)
         base = base if base is not None else base_parameters(self.regressor)
         processing = processing or Processing()
+        #: The delays estimated (``Processing(delay="estimate")``, :mod:`.delays`), else
+        #: ``None``; the processing keeps them as its delay.
+        self.estimated_delays = None
+        if processing.delay == "estimate":
+            from .delays import estimate_delays
+
+            self.estimated_delays = estimate_delays(robot, self.recordings, processing,
+                                                    base=base)
+            processing = replace(processing, delay=self.estimated_delays)
         #: The automatic settings tried, with their scores (see :mod:`.choice`).
         self.candidates: tuple = ()
         if not processing.resolved:
@@ -282,7 +292,7 @@ class IdentificationData(CompressedData):
         if processing.deadzone is None or (processing.deadzone == "auto" and
                                            processing.period is not None):
             return replace(processing, outcome=Outcome.of(processing.cutoff, processing.order,
-                                                          rate))
+                                                          rate, delays=self.estimated_delays))
         automatic = processing.deadzone == "auto"
         thresholds = auto_thresholds(processing, self.recordings, self.processed, self.robot) \
             if automatic else processing.deadzone
@@ -292,7 +302,7 @@ class IdentificationData(CompressedData):
         peaks = np.max([np.abs(r.velocities).max(axis=0) for r in self.processed], axis=0)
         excluded.check(self.exclusion, peaks, self.robot.basis_units, automatic=automatic)
         return replace(processing, outcome=Outcome.of(processing.cutoff, processing.order, rate,
-                                                      excluded))
+                                                      excluded, self.estimated_delays))
 
     def _count_excluded(self) -> Excluded:
         D = int(self.processing.decimate)

@@ -44,6 +44,7 @@ import numpy as np
 from .._blas import single_threaded
 from ..errors import DataError, DynidWarning, SolverError
 from .data import CompressedData, IdentificationData
+from .quantization import errors_in_variables
 from .residuals import Whiteness, whiteness
 from .result import IdentificationResult
 from .system import JointSystem, LinearSystem, RankDeficient
@@ -108,6 +109,10 @@ class Estimator:
             diagnostics["whiteness"] = white.to_json()
         if getattr(data, "candidates", ()):
             diagnostics["processing_candidates"] = [c.to_json() for c in data.candidates]
+        if isinstance(data, IdentificationData) and "processing" not in out:
+            eiv = errors_in_variables(data, self.base_params_, rmse)
+            if eiv is not None:
+                diagnostics["errors_in_variables"] = eiv
         params = data.robot.parameters
         self.result_ = IdentificationResult(
             method=self.method, robot=data.robot.name, output=data.robot.output,

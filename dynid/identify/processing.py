@@ -3,7 +3,9 @@ exclusion of rows near zero velocity.
 
 * Time domain: a zero-phase Butterworth low-pass (forward and backward, so no delay) of the
   positions (and of recorded velocities and accelerations when they are used), then
-  fourth-order central differences (:mod:`dynid.identify.filters`, :mod:`dynid.identify.states`).
+  fourth-order central differences (:mod:`dynid.identify.filters`, :mod:`dynid.identify.states`);
+  or, for the positions, a Savitzky–Golay filter or a Rauch–Tung–Striebel smoother at the same
+  cutoff (``differentiation=``, :mod:`dynid.identify.derivatives`).
 * Periodic excitation: the periods are averaged, low-passed in the frequency domain and
   differentiated spectrally (:mod:`dynid.identify.periodic`).
 * The measured torque or current is never low-passed on its own (Leborne IV-D, Abdellatif
@@ -11,6 +13,8 @@ exclusion of rows near zero velocity.
   it goes through the same decimation filter as the regressor (Gautier's parallel
   filtering, :mod:`dynid.identify.data`).
 * Rows near zero velocity and samples at rest are left out (:mod:`dynid.identify.exclusion`).
+* Delays of the output and of recorded velocities behind the positions, given or estimated,
+  are compensated before anything else (:mod:`dynid.identify.delays`).
 
 The defaults are for a user who does not know about filtering (``Processing()``):
 
@@ -59,6 +63,8 @@ import numpy as np
 from .._files import excerpt
 from .._validate import is_number
 from ..errors import DataError, DynidWarning
+from .delays import Delays, compensate, delay_setting
+from .derivatives import check_differentiation
 from .exclusion import check_settings
 from .filters import (
     TAPS_PER_FACTOR,
@@ -135,12 +141,30 @@ class Processing:
         cutoff and order there, the dead zone used and the rows left out
         (:class:`~dynid.identify.outcome.Outcome`). Automatic settings stay ``"auto"``, so
         identifying other data with these settings chooses them again.
+    delay
+        Delays of the output and of recorded velocities behind the positions
+        (:mod:`dynid.identify.delays`), compensated before anything is filtered: ``None``
+        (default: none), the output's delay in s, ``{"output": s, "velocities": s}`` (a
+        :class:`~dynid.identify.delays.Delays`), or ``"estimate"``: identification estimates
+        them (:func:`~dynid.identify.delays.estimate_delays`), keeps the numbers here, so
+        that validation compensates the same delays, and records the estimate in the
+        outcome.
+    differentiation
+        How positions become velocities and accelerations at ``cutoff``
+        (:mod:`dynid.identify.derivatives`): ``"butterworth"`` (the zero-phase low-pass
+        above, then central differences), ``"savgol"`` (Savitzky–Golay, its window from the
+        cutoff), ``"rts"`` (a Rauch–Tung–Striebel smoother on a constant-jerk model, gain ½
+        at the cutoff), or ``"auto"`` (default): ``"butterworth"``. Recorded velocities are
+        low-passed by the Butterworth whatever it says.
 
     Examples
     --------
     >>> Processing(cutoff=10.0, derivatives="velocities", deadzone=[0.05, 0.05, 0.08])
     >>> Processing(deadzone=None)     # keep every row
     >>> Processing(cutoff=10.0).effective_cutoff(1000.0)   # (8.96..., 8)
+    >>> Processing(delay=0.003)       # the current lags the encoders by 3 ms
+    >>> Processing(delay="estimate")  # estimated by identification
+    >>> Processing(differentiation="rts")   # positions smoothed by a Kalman smoother
     """
 
     cutoff: float | str | None = "auto"
@@ -155,8 +179,12 @@ class Processing:
     deadzone: float | tuple[float, ...] | str | None = "auto"
     rest: float | str | None = "auto"
     outcome: Outcome | None = field(default=None, compare=False, repr=False)
+    delay: Delays | float | str | None = None
+    differentiation: str = "auto"
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "delay", delay_setting(self.delay))
+        check_differentiation(self.differentiation)
         if self.derivatives not in DERIVATIVES:
             raise DataError(f"derivatives: expected one of {', '.join(map(repr, DERIVATIVES))}"
                             f", found {excerpt(self.derivatives)}")
@@ -258,7 +286,14 @@ class Processing:
                 lines[0] += f": order {n}, −3 dB at {f3:.4g} Hz (at {rate:g} Hz)"
         else:
             lines = [f"low-pass  {'none' if self.cutoff is None else 'automatic'}"]
-        lines.append(f"derivatives {self.derivatives}; decimated by {self.decimate}")
+        lines.append(f"derivatives {self.derivatives}, differentiation "
+                     f"{self.differentiation}; decimated by {self.decimate}")
+        if isinstance(self.delay, Delays):
+            how = "estimated and " if outcome is not None and outcome.delays is not None else ""
+            lines.append(f"delay     {self.delay.summary()} behind the positions, {how}"
+                         "compensated")
+        elif self.delay is not None:
+            lines.append("delay     estimated by identification")
         if self.deadzone is None:
             lines.append("dead zone none")
         else:
@@ -277,6 +312,8 @@ class Processing:
         out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "outcome"}
         if isinstance(self.deadzone, tuple):
             out["deadzone"] = list(self.deadzone)
+        if isinstance(self.delay, Delays):
+            out["delay"] = self.delay.to_dict()
         if self.outcome is not None:
             out.update(self.outcome.to_dict())
         return out
@@ -306,15 +343,21 @@ class Processing:
             return self.resolve(recording).apply(recording, robot)
         if self.period is not None:
             return self.states(self.average(recording).recording, robot)
-        return self.states(recording.skip(self.skip) if self.skip else recording, robot)
+        return self.states(self.prepared(recording), robot)
 
     def average(self, recording: Recording) -> PeriodAverage:
-        """The periods of a recording averaged as :meth:`apply` does, after the skipped
-        samples and periods."""
+        """The periods of a recording averaged as :meth:`apply` does, after the delays are
+        compensated and the skipped samples and periods dropped."""
         if self.period is None:
             raise DataError("period averaging needs the excitation period (period=...)")
-        rec = recording.skip(self.skip) if self.skip else recording
-        return average_periods(rec, self.period, skip_periods=self.skip_periods)
+        return average_periods(self.prepared(recording), self.period,
+                               skip_periods=self.skip_periods)
+
+    def prepared(self, recording: Recording) -> Recording:
+        """The raw recording with its channels' delays compensated
+        (:func:`~dynid.identify.delays.compensate`) and the skipped samples dropped."""
+        rec = recording if self.delay is None else compensate(recording, self.delay)
+        return rec.skip(self.skip) if self.skip else rec
 
     def states(self, rec: Recording, robot=None) -> Recording:
         """The rest of :meth:`apply`, on a recording whose samples were skipped and, with a
@@ -336,7 +379,8 @@ class Processing:
             q, v, a = spectral_states(rec.positions, rate, self.harmonics_cutoff)
         else:
             q, v, a = derive_states(rec, derivative_source(rec, self.derivatives), self.cutoff,
-                                    self.order, periodic=periodic)
+                                    self.order, periodic=periodic,
+                                    differentiation=self.differentiation)
         y = rec.output
         if self.output_cutoff is not None:
             y = lowpass(y, rate, self.output_cutoff, self.order, periodic=periodic)
@@ -346,7 +390,8 @@ class Processing:
                                 f"{robot.name} has {robot.n}")
             q, v, a = robot.transmission.basis_state(q, v, a)
             units = {**rec.units, "positions": robot.basis_units}
-            rec = rec.with_signals(space="basis", names=robot.joint_names, units=units)
+            rec = rec.with_signals(space="basis", names=robot.joint_names, units=units,
+                                   resolution=None)
         return rec.with_signals(positions=q, velocities=v, accelerations=a, output=y)
 
 

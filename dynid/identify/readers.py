@@ -190,7 +190,8 @@ def read_csv(path: str | Path | Mapping[str, str | Path], *,
              trim=None, timestamps: str = "check", column_map: ColumnMap | None = None,
              units: Mapping[str, str | Sequence[str]] | None = None, space: str | None = None,
              output_kind: str | None = None, names: Sequence[str] | None = None,
-             output_limits: Sequence[float] | None = None, robot=None) -> Recording:
+             output_limits: Sequence[float] | None = None, robot=None,
+             resolution=None) -> Recording:
     """Read a recording from a text table, or from several of equal length.
 
     Parameters
@@ -228,6 +229,9 @@ def read_csv(path: str | Path | Mapping[str, str | Path], *,
         The robot recorded: columns named after its joints (actuators, in actuator space)
         are put in its order (unknown or missing names raise), each column's unit is checked
         against its coordinate; needed for positions in encoder increments.
+    resolution
+        The positions' quantization step (SI units, one value or one per position column),
+        as :class:`~dynid.identify.recording.Recording`'s; a dynid recording carries it.
 
     Examples
     --------
@@ -247,7 +251,7 @@ def read_csv(path: str | Path | Mapping[str, str | Path], *,
                        rate=5000.0, column_map=tx40)
 
     A recording written by :class:`dynid.hardware.RecordingWriter` carries its columns,
-    units, space, output kind, names and limits (options given still win)::
+    units, space, output kind, names, limits and resolution (options given still win)::
 
         rec = read_csv("capture.csv", trim="1s")
     """
@@ -272,6 +276,8 @@ def read_csv(path: str | Path | Mapping[str, str | Path], *,
             names = names if names is not None else meta["names"]
             output_limits = output_limits if output_limits is not None else meta.get(
                 "output_limits")
+        if resolution is None:
+            resolution = own.meta.get("resolution")
         if own.meta.get("source"):
             history.append(f"{Path(path).name}: {own.meta['source']}")
     files = _files(path, specs)
@@ -304,7 +310,8 @@ def read_csv(path: str | Path | Mapping[str, str | Path], *,
     return assemble(arrays, sources, trims=trims, rate=rate, timestamps=timestamps,
                     column_map=column_map, units=units, space=space or "basis",
                     output_kind=output_kind, names=names, output_limits=output_limits,
-                    robot=robot, history=[*history, f"read {read}", *dropped])
+                    resolution=resolution, robot=robot,
+                    history=[*history, f"read {read}", *dropped])
 
 
 def _shaped(arrays: dict, path: Path) -> dict:
@@ -327,7 +334,7 @@ def read_npz(path: str | Path, *, keys: Mapping[str, str] | None = None,
              output_kind: str | None = None, names: Sequence[str] | None = None,
              output_limits: Sequence[float] | None = None, rate: float | None = None,
              trim=None, timestamps: str = "check", column_map: ColumnMap | None = None,
-             robot=None) -> Recording:
+             robot=None, resolution=None) -> Recording:
     """Read a recording from an NPZ archive.
 
     Parameters
@@ -339,9 +346,10 @@ def read_npz(path: str | Path, *, keys: Mapping[str, str] | None = None,
         ``{"time": "times", "output": "torques"}`` (signals not listed use their own name).
     rate
         Sample rate in Hz, for archives without a time array.
-    units, space, output_kind, names, output_limits, trim, timestamps, column_map, robot
-        As in :func:`read_csv`; dynid's own archives carry the first five in their ``meta``
-        entry.
+    units, space, output_kind, names, output_limits, trim, timestamps, column_map, robot,
+    resolution
+        As in :func:`read_csv`; dynid's own archives carry the first five and the resolution
+        in their ``meta`` entry.
 
     Examples
     --------
@@ -378,6 +386,7 @@ def read_npz(path: str | Path, *, keys: Mapping[str, str] | None = None,
                     timestamps=timestamps, column_map=column_map, units=units, space=space,
                     output_kind=output_kind or meta.get("output_kind"), names=names,
                     output_limits=limits, covariance=meta.get("output_covariance"),
+                    resolution=resolution if resolution is not None else meta.get("resolution"),
                     robot=robot, history=[*meta.get("history", []), f"read {path.name}"])
 
 
@@ -396,6 +405,8 @@ def save_npz(recording: Recording, path: str | Path) -> Path:
         meta["output_covariance"] = recording.output_covariance.tolist()
     if recording.history:
         meta["history"] = list(recording.history)
+    if recording.resolution is not None:
+        meta["resolution"] = recording.resolution.tolist()
     arrays = {"time": recording.time, "positions": recording.positions,
               "output": recording.output}
     for key in ("velocities", "accelerations"):

@@ -27,6 +27,7 @@ from .._files import excerpt
 from ..errors import DataError, DynidWarning
 from . import units as U
 from ._matching import check_names, column_order, default_names, kind_mismatch
+from .quantization import check_resolution
 
 __all__ = ["MAX_MAGNITUDE", "MIN_SAMPLES", "OUTPUT_KINDS", "SPACES", "Recording", "column_order",
            "default_names"]
@@ -124,6 +125,16 @@ class Recording:
     history
         What was done to the samples since they were read (trims, time stamps made uniform,
         column maps), one line each; the readers fill it in.
+    resolution
+        The positions' quantization step per coordinate (one value, or one per column), in
+        SI units (rad, m) whatever ``units`` says: the encoder's resolution
+        (:func:`~dynid.identify.quantization.resolution_from_increments`), or ``None`` when
+        unknown. Identification reports the errors it causes
+        (:func:`~dynid.identify.quantization.errors_in_variables`).
+
+    Examples
+    --------
+    >>> rec = Recording(t, q, tau, resolution=resolution_from_increments(4096))  # doctest: +SKIP
     """
 
     time: np.ndarray
@@ -138,6 +149,7 @@ class Recording:
     output_limits: np.ndarray | None = None
     output_covariance: np.ndarray | None = None
     history: tuple[str, ...] = ()
+    resolution: np.ndarray | None = None
     saturated: np.ndarray = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -168,6 +180,7 @@ class Recording:
         names = check_names(self.names, n) if self.names is not None else \
             default_names(n, self.space)
         set_(self, "names", names)
+        set_(self, "resolution", check_resolution(self.resolution, n, names))
         _check_time(t)
         set_(self, "time", t)
 
@@ -308,7 +321,8 @@ class Recording:
 
     def reordered(self, order: Sequence[int]) -> Recording:
         """A copy with its columns in another order: column ``j`` of the copy (coordinate,
-        derivatives, output channel, name, units, limit) is column ``order[j]`` of this one."""
+        derivatives, output channel, name, units, limit, resolution) is column ``order[j]``
+        of this one."""
         idx = [int(j) for j in order]
         if sorted(idx) != list(range(self.n)):
             raise DataError(f"order: expected a permutation of 0..{self.n - 1}, found "
@@ -327,7 +341,8 @@ class Recording:
                 accelerations=cols(self.accelerations), output=cols(self.output),
                 names=tuple(self.names[j] for j in idx), units=units,
                 output_limits=None if self.output_limits is None else self.output_limits[idx],
-                output_covariance=None if cov is None else cov[np.ix_(idx, idx)])
+                output_covariance=None if cov is None else cov[np.ix_(idx, idx)],
+                resolution=None if self.resolution is None else self.resolution[idx])
 
     def matched(self, robot) -> Recording:
         """This recording with its columns in the robot's order.

@@ -11,6 +11,10 @@ Three sources, each through the same low-pass (when there is one) as the positio
     recorded velocities and accelerations are used as they are (low-passed like the positions
     when a cutoff is set).
 
+Positions are differentiated by the estimator ``differentiation`` names
+(:mod:`dynid.identify.derivatives`: ``"butterworth"``, ``"savgol"``, ``"rts"``); recorded
+velocities always go through the Butterworth low-pass.
+
 ``"auto"`` takes, per recording, ``"recorded"`` when it carries velocities and accelerations
 (the capture software computed them, usually with its own filter, and filtered the output
 alike), ``"velocities"`` when it carries velocities only, else ``"positions"``.
@@ -21,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import DataError
+from .derivatives import estimate_states
 from .filters import differentiate, lowpass
 from .recording import Recording
 
@@ -50,19 +55,22 @@ def derivative_source(recording: Recording, derivatives: str) -> str:
 
 
 def derive_states(recording: Recording, source: str, cutoff: float | None, order: int, *,
-                  periodic: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                  periodic: bool = False, differentiation: str = "auto"
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Positions, velocities and accelerations (N, n) of ``recording`` from ``source`` (see
     the module docstring), every signal low-passed at ``cutoff`` Hz (zero-phase Butterworth
-    of ``order``, :func:`~dynid.identify.filters.lowpass`) when it is not ``None``."""
+    of ``order``, :func:`~dynid.identify.filters.lowpass`) when it is not ``None``; from the
+    positions, by the estimator ``differentiation``
+    (:func:`~dynid.identify.derivatives.estimate_states`)."""
     rate, time = recording.rate, recording.time
+    if source == "positions":
+        return estimate_states(recording.positions, rate, cutoff, differentiation, order=order,
+                               time=time, periodic=periodic)
 
     def smooth(x: np.ndarray) -> np.ndarray:
         return x if cutoff is None else lowpass(x, rate, cutoff, order, periodic=periodic)
 
     q = smooth(recording.positions)
-    if source == "positions":
-        v = differentiate(q, time, periodic=periodic)
-        return q, v, differentiate(v, time, periodic=periodic)
     v = smooth(recording.velocities)
     if source == "velocities":
         return q, v, differentiate(v, time, periodic=periodic)
