@@ -22,7 +22,7 @@ from dynid.identify import (
     savgol_states,
     savgol_window,
 )
-from dynid.identify.derivatives import MIN_RTS_RATIO
+from dynid.identify.rts import MIN_RTS_RATIO
 from dynid.identify.states import derive_states
 
 RATE = 1000.0
@@ -319,7 +319,7 @@ def test_savgol_window_from_the_cutoff():
 
 def test_model_discretization_matches_van_loan():
     """The closed-form constant-jerk model equals Van Loan's discretization."""
-    from dynid.identify.derivatives import _jerk_model
+    from dynid.identify.rts import _jerk_model
 
     for h in (0.01, 0.3, 1.5):
         F, Q = _jerk_model(h)

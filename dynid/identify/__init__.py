@@ -28,14 +28,7 @@ from .columns import ColumnMap, load_column_map
 from .consistent import PhysicallyConsistent
 from .data import CompressedData, IdentificationData
 from .delays import Delays, compensate, estimate_delays
-from .derivatives import (
-    butterworth_states,
-    estimate_states,
-    rts_covariance,
-    rts_states,
-    savgol_states,
-    savgol_window,
-)
+from .derivatives import butterworth_states, estimate_states, savgol_states, savgol_window
 from .estimators import OLS, WLS, Estimator, GaussMarkov
 from .exclusion import Excluded
 from .likelihood import MaximumLikelihood
@@ -54,6 +47,7 @@ from .readers import read_csv, read_npz, save_npz
 from .recording import Recording
 from .residuals import Whiteness, whiteness
 from .result import IdentificationResult, load_result
+from .rts import rts_covariance, rts_states
 from .system import JointSystem, LinearSystem
 from .tables import Flat
 from .timestamps import TimeReport, resample, time_report
