@@ -9,6 +9,10 @@ A typical run::
     est.result_.save("result.json")
     print(validate(robot, est.result_, rec3).summary())
 
+A payload fixed to the robot::
+
+    payload = identify_payload(robot, est.result_, loaded_run, "flange")   # ten parameters
+
 Reading logs::
 
     from dynid.identify import ColumnMap, Trim, read_csv, read_npz
@@ -26,6 +30,7 @@ from .estimators import OLS, WLS, Estimator, GaussMarkov
 from .exclusion import Excluded
 from .likelihood import MaximumLikelihood
 from .outcome import Outcome
+from .payload import Payload, identify_payload
 from .periodic import PeriodAverage, average_periods, spectral_states
 from .physical import com_boxes, pseudo_inertia
 from .processing import (
@@ -63,6 +68,7 @@ __all__ = [
     "LinearSystem",
     "MaximumLikelihood",
     "Outcome",
+    "Payload",
     "PeriodAverage",
     "PhysicallyConsistent",
     "Processing",
@@ -77,6 +83,7 @@ __all__ = [
     "choose_processing",
     "com_boxes",
     "differentiate",
+    "identify_payload",
     "load_column_map",
     "load_result",
     "lowpass",
