@@ -9,9 +9,10 @@ A typical run::
     est.result_.save("result.json")
     print(validate(robot, est.result_, rec3).summary())
 
-A payload fixed to the robot::
+A payload, drive gains::
 
     payload = identify_payload(robot, est.result_, loaded_run, "flange")   # ten parameters
+    gains = identify_drive_gains(robot, empty_run, loaded_run, known_box)  # torque per ampere
 
 Reading logs::
 
@@ -28,6 +29,7 @@ from .consistent import PhysicallyConsistent
 from .data import CompressedData, IdentificationData
 from .estimators import OLS, WLS, Estimator, GaussMarkov
 from .exclusion import Excluded
+from .gains import DriveGains, identify_drive_gains
 from .likelihood import MaximumLikelihood
 from .outcome import Outcome
 from .payload import Payload, identify_payload
@@ -58,6 +60,7 @@ __all__ = [
     "Candidate",
     "ColumnMap",
     "CompressedData",
+    "DriveGains",
     "Estimator",
     "Excluded",
     "Flat",
@@ -83,6 +86,7 @@ __all__ = [
     "choose_processing",
     "com_boxes",
     "differentiate",
+    "identify_drive_gains",
     "identify_payload",
     "load_column_map",
     "load_result",
