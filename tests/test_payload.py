@@ -71,6 +71,7 @@ def test_exact_run_gives_the_payload_and_its_body(arm):
     payload = identify_payload(robot, theta, run(loaded(robot, box), theta, motion), "link4",
                                name="box", **POSE)
     assert isinstance(payload, Payload) and payload.covariance_method == "unconstrained"
+    assert dynid.identify_payload is identify_payload
     np.testing.assert_allclose(payload.params, box.values, rtol=1e-8, atol=1e-10)
     # About the centre of mass, as given: Pinocchio's conversion, not ours.
     assert payload.mass == pytest.approx(2.0, rel=1e-9)

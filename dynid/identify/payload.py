@@ -14,8 +14,9 @@ output is weighted by its noise level iterated from the residuals, as
 :class:`~dynid.identify.estimators.WLS` does, and the system is compressed as it is built.
 
 Physical consistency: the estimate minimizes the weighted residual subject to the payload's
-pseudo-inertia ``J(π) ≽ ε I`` (:mod:`dynid.identify._payloadfit`). Its uncertainty (the
-result's ``covariance_method``):
+pseudo-inertia ``J(π) ≽ ε I`` (a small semidefinite program, CVXPY with Clarabel, solved only
+when the weighted least-squares estimate is not physical). Its uncertainty (the result's
+``covariance_method``):
 
 ``"unconstrained"``
     When the weighted least-squares estimate is physical, it is the estimate, and its
