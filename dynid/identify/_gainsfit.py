@@ -9,8 +9,8 @@ Each actuator j contributes the triangular factor ``F_j`` of its rows ``[Y_b,j  
    linear in ``x``, ``s_j`` iterated from the residuals. Its covariance says whether the
    payload fixed the scale of the gains.
 2. Maximum likelihood for noise in the currents: ``min Σ_j ‖(Y_b,j θ_b + l_j)/g_j − i_j‖² /
-   σ_j²`` by Gauss–Newton (:func:`scipy.optimize.least_squares`) from the first estimate,
-   ``σ_j`` iterated from the residuals until every one changes by less than ``TOLERANCE``.
+   σ_j²`` by Levenberg–Marquardt (:func:`scipy.optimize.least_squares`) from the first
+   estimate, ``σ_j`` iterated from the residuals until every one changes by less than ``TOLERANCE``.
    Its covariance is ``(JᵀJ)⁻¹`` of the whitened residual at the solution.
 """
 

@@ -21,9 +21,10 @@ with the errors where they are, total least squares is maximum likelihood in the
 
 with ``σ_j`` each current's noise, iterated from the residuals as
 :class:`~dynid.identify.estimators.WLS` does. It starts from the equation-error weighted least
-squares (the currents taken as exact) and is solved by Gauss–Newton on the compressed system:
-per actuator the triangular factor of ``[Y_b,j  Y_L,j π_L  i_j]``, built chunk by chunk. The
-covariance of ``(θ_b, g)`` is the inverse of the whitened residual's ``JᵀJ`` at the solution.
+squares (the currents taken as exact) and is solved by Levenberg–Marquardt on the compressed
+system: per actuator the triangular factor of ``[Y_b,j  Y_L,j π_L  i_j]``, built chunk by
+chunk. The covariance of ``(θ_b, g)`` is the inverse of the whitened residual's ``JᵀJ`` at
+the solution.
 """
 
 from __future__ import annotations
