@@ -9,6 +9,11 @@ A typical run::
     est.result_.save("result.json")
     print(validate(robot, est.result_, rec3).summary())
 
+A payload, drive gains::
+
+    payload = identify_payload(robot, est.result_, loaded_run, "flange")   # ten parameters
+    gains = identify_drive_gains(robot, empty_run, loaded_run, known_box)  # torque per ampere
+
 Reading logs::
 
     from dynid.identify import ColumnMap, Trim, read_csv, read_npz
@@ -31,8 +36,10 @@ from .delays import Delays, compensate, estimate_delays
 from .derivatives import butterworth_states, estimate_states, savgol_states, savgol_window
 from .estimators import OLS, WLS, Estimator, GaussMarkov
 from .exclusion import Excluded
+from .gains import DriveGains, identify_drive_gains
 from .likelihood import MaximumLikelihood
 from .outcome import Outcome
+from .payload import Payload, identify_payload
 from .periodic import PeriodAverage, average_periods, spectral_states
 from .physical import com_boxes, pseudo_inertia
 from .processing import (
@@ -63,6 +70,7 @@ __all__ = [
     "ColumnMap",
     "CompressedData",
     "Delays",
+    "DriveGains",
     "Estimator",
     "Excluded",
     "Flat",
@@ -73,6 +81,7 @@ __all__ = [
     "LinearSystem",
     "MaximumLikelihood",
     "Outcome",
+    "Payload",
     "PeriodAverage",
     "PhysicallyConsistent",
     "Processing",
@@ -91,6 +100,8 @@ __all__ = [
     "differentiate",
     "estimate_delays",
     "estimate_states",
+    "identify_drive_gains",
+    "identify_payload",
     "load_column_map",
     "load_result",
     "lowpass",
