@@ -20,8 +20,9 @@ import numpy as np
 from canopen.profiles.p402 import State402
 
 import dynid
+from dynid.hardware.cia402 import map_pdos
 from dynid.hardware.dictionary import cia402_dictionary
-from dynid.hardware.pdo import OBJECTS, PdoMapping
+from dynid.hardware.pdo import PdoMapping
 from dynid.hardware.plant import Plant
 from dynid.hardware.virtual import VirtualRobot
 
@@ -36,17 +37,7 @@ def configure(mapping: PdoMapping, node_ids: list[int]) -> list[int]:
         positions = []
         for node_id in node_ids:
             node = network.add_node(node_id, cia402_dictionary(node_id))
-            for maps, pdos in ((node.tpdo, mapping.tpdos), (node.rpdo, mapping.rpdos)):
-                maps.read()
-                for k in range(1, 5):
-                    pdo = maps[k]
-                    pdo.clear()
-                    pdo.enabled = k <= len(pdos)
-                    if pdo.enabled:
-                        for name in pdos[k - 1].objects:
-                            pdo.add_variable(*OBJECTS[name][:2])
-                        pdo.trans_type = 1
-                    pdo.save()
+            map_pdos(node, mapping)
             node.sdo[0x6060].raw = 8
             node.nmt.state = "OPERATIONAL"
             for word in (State402.CW_SHUTDOWN, State402.CW_SWITCH_ON,

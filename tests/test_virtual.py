@@ -23,6 +23,7 @@ from dynid.hardware import (
     NodeSettings,
     capture,
 )
+from dynid.hardware.cia402 import map_pdos
 from dynid.hardware.dictionary import cia402_dictionary
 from dynid.hardware.pdo import OBJECTS, PdoMapping, Scaling, unwrap_microseconds
 from dynid.hardware.plant import Plant
@@ -79,23 +80,10 @@ class Master:
         self.bus.shutdown()
         self.network.disconnect()
 
-    def map(self, node) -> None:
-        for maps, pdos in ((node.tpdo, self.mapping.tpdos), (node.rpdo, self.mapping.rpdos)):
-            maps.read()
-            for k in range(1, 5):
-                pdo = maps[k]
-                pdo.clear()
-                pdo.enabled = k <= len(pdos)
-                if pdo.enabled:
-                    for name in pdos[k - 1].objects:
-                        pdo.add_variable(*OBJECTS[name][:2])
-                    pdo.trans_type = 1
-                pdo.save()
-
     def start(self, enable: bool = True) -> np.ndarray:
         """Map, select CSP, start the nodes, walk to OPERATION ENABLED; the positions."""
         for node in self.nodes:
-            self.map(node)
+            map_pdos(node, self.mapping)
             node.sdo[0x6060].raw = 8
             node.nmt.state = "OPERATIONAL"
         if enable:
@@ -249,7 +237,7 @@ def test_mapping_written_by_the_master_is_what_the_drives_send(run, fd):
 def test_a_drive_refuses_a_mapping_it_cannot_run(run):
     sim, master = run(dynid.load_robot("ariane"), PdoMapping.default("torque"))
     node = master.nodes[1]
-    master.map(node)               # the torque actual value: Ariane's drives measure current
+    map_pdos(node, master.mapping)            # the torque actual value: Ariane's drives measure current
     node.sdo[0x6060].raw = 8
     node.nmt.state = "OPERATIONAL"
     assert emergency(node, 0x8200).data[:3] == bytes([0x77, 0x60, 0x00])

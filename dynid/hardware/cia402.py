@@ -42,7 +42,7 @@ from .drive import Drives, Feedback
 from .pdo import OBJECTS, PdoMapping
 from .settings import BusSettings, DriveSettings
 
-__all__ = ["CiA402Drives", "state_of"]
+__all__ = ["CiA402Drives", "map_pdos", "state_of"]
 
 _CSP = 8
 
@@ -62,6 +62,31 @@ def state_of(statusword: int) -> str:
         if statusword & mask == value:
             return state
     return "UNKNOWN"
+
+
+def map_pdos(node: canopen.RemoteNode, mapping: PdoMapping) -> None:
+    """Write ``mapping`` into the node's transmit and receive PDOs by SDO (each sent on every
+    SYNC; the unused ones disabled)."""
+    if mapping.fd:  # canopen warns about PDOs beyond 8 bytes, which CAN FD carries
+        logging.getLogger("canopen.pdo.base").addFilter(_fd_sizes)
+    try:
+        for maps, pdos in ((node.tpdo, mapping.tpdos), (node.rpdo, mapping.rpdos)):
+            maps.read()
+            for k in range(1, 5):
+                m = maps[k]
+                m.clear()
+                m.enabled = k <= len(pdos)
+                if m.enabled:
+                    for name in pdos[k - 1].objects:
+                        m.add_variable(*OBJECTS[name][:2])
+                    m.trans_type = 1
+                m.save()
+    except canopen.SdoAbortedError as exc:
+        raise DriveConfigError(f"node {node.id}: the drive refused the PDO mapping "
+                               f"{mapping.to_dict()} ({exc})") from None
+    except canopen.SdoCommunicationError as exc:
+        raise CaptureTimeoutError(f"node {node.id} did not answer while its PDOs were "
+                                  f"mapped ({exc})") from None
 
 
 class CiA402Drives(Drives):
@@ -187,30 +212,9 @@ class CiA402Drives(Drives):
         return min(255, round(period / 1e-3)), -3
 
     def _map(self, node: canopen.RemoteNode, mapping: PdoMapping) -> None:
-        if mapping.fd:  # canopen warns about PDOs beyond 8 bytes, which CAN FD carries
-            logging.getLogger("canopen.pdo.base").addFilter(_fd_sizes)
-        try:
-            node.tpdo.read()
-            node.rpdo.read()
-            for maps, pdos, sync in ((node.tpdo, mapping.tpdos, 1), (node.rpdo, mapping.rpdos, 1)):
-                for k in range(1, 5):
-                    m = maps[k]
-                    m.clear()
-                    if k <= len(pdos):
-                        for name in pdos[k - 1].objects:
-                            m.add_variable(OBJECTS[name][0], OBJECTS[name][1])
-                        m.trans_type, m.enabled = sync, True
-                    else:
-                        m.enabled = False
-                    m.save()
-        except canopen.SdoAbortedError as exc:
-            raise DriveConfigError(f"node {node.id}: the drive refused the PDO mapping "
-                                   f"{mapping.to_dict()} ({exc})") from None
-        except canopen.SdoCommunicationError as exc:
-            raise CaptureTimeoutError(f"node {node.id} did not answer while its PDOs were "
-                                      f"mapped ({exc})") from None
+        map_pdos(node, mapping)
 
-    # SDO with dynid's errors --------------------------------------------------------------
+
     def _read(self, node: canopen.RemoteNode, index: int, sub: int = 0) -> int:
         try:
             return _variable(node, index, sub).raw
