@@ -237,7 +237,7 @@ def test_mapping_written_by_the_master_is_what_the_drives_send(run, fd):
 def test_a_drive_refuses_a_mapping_it_cannot_run(run):
     sim, master = run(dynid.load_robot("ariane"), PdoMapping.default("torque"))
     node = master.nodes[1]
-    map_pdos(node, master.mapping)            # the torque actual value: Ariane's drives measure current
+    map_pdos(node, master.mapping)  # the torque actual value: Ariane's drives measure current
     node.sdo[0x6060].raw = 8
     node.nmt.state = "OPERATIONAL"
     assert emergency(node, 0x8200).data[:3] == bytes([0x77, 0x60, 0x00])

@@ -32,8 +32,7 @@ example:
 
 
 def _export(args: argparse.Namespace) -> None:
-    from ..identify.result import load_result
-    from ..models import load_robot
+    from ..identify.result import load_result_and_robot
     from .mjcf import write_mjcf
     from .parameters import save_parameters
     from .urdf import write_urdf
@@ -56,12 +55,7 @@ def _export(args: argparse.Namespace) -> None:
     if len(set(resolved)) < len(resolved):
         raise DataError("two of --urdf, --mjcf and --params name the same file; give each its "
                         "own, e.g. --urdf robot.urdf --mjcf robot.xml")
-    result = load_result(args.result)
-    source = args.robot or result.robot_source
-    if source is None:
-        raise DataError(f"{args.result}: the result does not say which robot it came from; "
-                        "pass --robot, e.g. --robot panda or --robot robot.yaml")
-    robot = load_robot(source)
+    result, robot = load_result_and_robot(args.result, args.robot)
     print(f"robot        {robot!r}")
     params = result
     for path, option in targets:

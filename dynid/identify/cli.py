@@ -156,19 +156,11 @@ def _identify(args: argparse.Namespace) -> None:
 
 
 def _validate(args: argparse.Namespace) -> None:
-    from ..models import load_robot
-    from .result import load_result
+    from .result import load_result_and_robot
     from .validation import validate
 
     plots = _plot_targets(args)
-    result = load_result(args.result)
-    source = args.robot or result.robot_source
-    if source is None:
-        raise DataError(f"{args.result}: the result does not say which robot file it came "
-                        "from; pass --robot")
-    robot = load_robot(source)
-    if robot.output != result.output:
-        robot = robot.with_output(result.output)
+    result, robot = load_result_and_robot(args.result, args.robot)
     # The training trims are not the validation files': each file is trimmed as --trim says.
     processing = _processing(args, replace(result.processing, skip=0))
     trims = trim_per_file(args.trim, args.recordings)

@@ -29,7 +29,7 @@ from .processing import Processing
 from .residuals import Whiteness
 from .uncertainty import Uncertainty
 
-__all__ = ["IdentificationResult", "load_result"]
+__all__ = ["IdentificationResult", "load_result", "load_result_and_robot"]
 
 FORMAT = "dynid-result"
 VERSION = 1
@@ -181,6 +181,22 @@ def load_result(path: str | Path) -> IdentificationResult:
     """Read a result file written by :meth:`IdentificationResult.save`."""
     data = read_structured(path, "result file", "JSON", json.loads, json.JSONDecodeError, DataError)
     return IdentificationResult.from_json(data, Path(path).name)
+
+
+def load_result_and_robot(path: str | Path, robot: str | Path | None = None):
+    """A result file and the robot it was identified on: ``robot`` (name or robot file), or
+    the one the result records, with the result's output."""
+    from ..models import load_robot
+
+    result = load_result(path)
+    source = robot or result.robot_source
+    if source is None:
+        raise DataError(f"{path}: the result does not say which robot it came from; pass "
+                        "--robot, e.g. --robot panda or --robot robot.yaml")
+    model = load_robot(source)
+    if model.output != result.output:
+        model = model.with_output(result.output)
+    return result, model
 
 
 # The file's entries: required ones, optional ones and what each must hold.

@@ -15,7 +15,6 @@ import argparse
 from pathlib import Path
 
 from .._arguments import check_output
-from ..errors import DataError
 from ..identify.cli_recordings import (
     read_recording,
     recording_options,
@@ -38,20 +37,12 @@ example:
 
 
 def _report(args: argparse.Namespace) -> None:
-    from ..identify.result import load_result
-    from ..models import load_robot
+    from ..identify.result import load_result_and_robot
     from .report import check_model, write_report
 
     validation = args.validation or []
     check_output(args.output, "-o", inputs=[args.result, *args.recordings, *validation])
-    result = load_result(args.result)
-    source = args.robot or result.robot_source
-    if source is None:
-        raise DataError(f"{args.result}: the result does not say which robot file it came "
-                        "from; pass --robot")
-    robot = load_robot(source)
-    if robot.output != result.output:
-        robot = robot.with_output(result.output)
+    result, robot = load_result_and_robot(args.result, args.robot)
     check_model(robot, result)
     trims = trim_per_file(args.trim, [*args.recordings, *validation])
     train = {p: read_recording(p, args, robot, trims.get(p)) for p in args.recordings}
