@@ -371,18 +371,19 @@ class CiA402Drives(Drives):
 
     # Stopping -----------------------------------------------------------------------------
     def quick_stop(self) -> None:
-        for node in self.nodes:
-            try:
-                self._write(node, 0x6040, State402.CW_QUICK_STOP)
-            except Exception as exc:  # every drive is tried; the failures are reported
-                self.stop_errors.append(f"node {node.id}: quick stop not confirmed: {exc}")
+        self._command_all(State402.CW_QUICK_STOP, "quick stop")
 
     def disable(self) -> None:
+        self._command_all(State402.CW_DISABLE_VOLTAGE, "disable")
+
+    def _command_all(self, word: int, what: str) -> None:
+        """The controlword ``word`` to every drive; each is tried and the failures kept in
+        :attr:`stop_errors` (stopping never raises)."""
         for node in self.nodes:
             try:
-                self._write(node, 0x6040, State402.CW_DISABLE_VOLTAGE)
-            except Exception as exc:  # every drive is tried; the failures are reported
-                self.stop_errors.append(f"node {node.id}: disable not confirmed: {exc}")
+                self._write(node, 0x6040, word)
+            except Exception as exc:
+                self.stop_errors.append(f"node {node.id}: {what} not confirmed: {exc}")
 
     def close(self) -> None:
         if self.network is not None:

@@ -48,7 +48,7 @@ import numpy as np
 
 from .._files import excerpt
 from ..errors import DataError
-from .filters import _signal, differentiate, lowpass
+from .filters import _signal, check_cutoff, differentiate, lowpass
 
 __all__ = ["DIFFERENTIATIONS", "butterworth_states", "check_differentiation",
            "estimate_states", "savgol_states", "savgol_window"]
@@ -78,18 +78,6 @@ def _positions(positions: object) -> np.ndarray:
         raise DataError(f"positions: expected finite values of shape (N, n), found shape "
                         f"{x.shape}" + ("" if x.ndim != 2 else " with non-finite values"))
     return x
-
-
-def _check_cutoff(cutoff: object, rate: float, N: int) -> float:
-    if isinstance(cutoff, bool) or not isinstance(cutoff, int | float | np.floating) or \
-            not 0 < cutoff < rate / 2:
-        raise DataError(f"cutoff: expected a frequency between 0 and the Nyquist frequency "
-                        f"{rate / 2:g} Hz, found {excerpt(cutoff)}")
-    if cutoff * N / rate < 1:
-        raise DataError(f"cutoff: {cutoff:g} Hz is less than one cycle over the recording "
-                        f"({N} samples at {rate:g} Hz); a smoother that slow removes the "
-                        "motion itself. Raise the cutoff")
-    return float(cutoff)
 
 
 def butterworth_states(positions: np.ndarray, rate: float, cutoff: float, order: int = 4, *,
@@ -238,7 +226,7 @@ def savgol_states(positions: np.ndarray, rate: float, cutoff: float, *, polyorde
     """
     x = _positions(positions)
     N = x.shape[0]
-    cutoff = _check_cutoff(cutoff, rate, N)
+    cutoff = check_cutoff(cutoff, rate, N)
     if isinstance(polyorder, bool) or not isinstance(polyorder, int | np.integer) or \
             not 2 <= polyorder <= 10:
         raise DataError(f"polyorder: expected an integer from 2 to 10 (the local polynomial's "

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._files import excerpt
 from ..errors import DataError
 
 __all__ = ["decimation_filter", "differentiate", "lowpass", "noise_level", "signal_bandwidth",
@@ -32,6 +33,22 @@ def _signal():
     import scipy.signal
 
     return scipy.signal
+
+
+def check_cutoff(cutoff: object, rate: float, N: int | None = None) -> float:
+    """``cutoff`` (Hz) checked: a number between 0 and the Nyquist frequency of ``rate``, and,
+    given the samples ``N``, at least one cycle over the record (slower filters remove the
+    motion itself)."""
+    number = not isinstance(cutoff, bool) and isinstance(cutoff, int | float | np.floating)
+    if not (number and 0 < cutoff < rate / 2):
+        found = f"{cutoff:g} Hz" if number else excerpt(cutoff)
+        raise DataError(f"cutoff: expected a frequency between 0 and the Nyquist frequency "
+                        f"{rate / 2:g} Hz, found {found}")
+    if N is not None and cutoff * N / rate < 1:
+        raise DataError(f"cutoff: {cutoff:g} Hz is less than one cycle over the recording "
+                        f"({N} samples at {rate:g} Hz); a filter that slow removes the motion "
+                        "itself. Raise the cutoff")
+    return float(cutoff)
 
 
 def lowpass(x: np.ndarray, rate: float, cutoff: float, order: int = 4, *,
@@ -57,19 +74,14 @@ def lowpass(x: np.ndarray, rate: float, cutoff: float, order: int = 4, *,
     >>> t = np.arange(0, 4, 0.002)
     >>> slow = lowpass(np.sin(2 * np.pi * t) + 0.1 * np.sin(2 * np.pi * 80 * t), 500.0, 10.0)
     """
-    if not 0 < cutoff < rate / 2:
-        raise DataError(f"cutoff: expected a frequency between 0 and the Nyquist frequency "
-                        f"{rate / 2:g} Hz, found {cutoff:g} Hz")
     x = np.asarray(x, dtype=float)
     N = x.shape[0]
+    check_cutoff(cutoff, rate)
     pad = 3 * (2 * ((int(order) + 1) // 2) + 1)  # scipy's padding for the sections of sos
     if not periodic and pad >= N:
         raise DataError(f"lowpass: {N} samples are too few for an order-{order} "
                         f"filter (needs more than {pad}); record longer or lower the order")
-    if cutoff * N / rate < 1:
-        raise DataError(f"cutoff: {cutoff:g} Hz is less than one cycle over the recording "
-                        f"({N} samples at {rate:g} Hz); a low-pass that slow removes "
-                        "the motion itself. Raise the cutoff, or set none")
+    check_cutoff(cutoff, rate, N)
     sos = _signal().butter(int(order), cutoff, fs=rate, output="sos")
     if periodic:
         return _signal().sosfiltfilt(sos, np.concatenate([x, x, x]), axis=0)[N:2 * N]

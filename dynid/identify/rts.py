@@ -30,7 +30,8 @@ import numpy as np
 
 from .._files import excerpt
 from ..errors import DataError
-from .derivatives import States, _check_cutoff, _positions
+from .derivatives import States, _positions
+from .filters import check_cutoff
 
 __all__ = ["MIN_RTS_RATIO", "rts_covariance", "rts_states"]
 
@@ -155,7 +156,7 @@ def rts_states(positions: np.ndarray, rate: float, cutoff: float, *,
     """
     x = _positions(positions)
     N = x.shape[0]
-    cutoff = _check_cutoff(cutoff, rate, N)
+    cutoff = check_cutoff(cutoff, rate, N)
     if cutoff < MIN_RTS_RATIO * rate:
         raise DataError(f"cutoff: {cutoff:g} Hz at {rate:g} Hz is below {MIN_RTS_RATIO:g} "
                         f"times the rate, where the smoother's process noise is too small "
@@ -205,7 +206,7 @@ def rts_covariance(rate: float, cutoff: float, *, resolution: float | np.ndarray
                         "so its covariance is; give the encoder's resolution (rad or m) or the "
                         "position noise's σ, e.g. rts_covariance(1000.0, 10.0, "
                         "resolution=2 * np.pi / 4096)")
-    _check_cutoff(cutoff, rate, int(np.ceil(rate / cutoff)))
+    check_cutoff(cutoff, rate, int(np.ceil(rate / cutoff)))
     w = 2 * np.pi * cutoff
     F, Q = _jerk_model(w / rate)
     H = np.array([[1.0, 0.0, 0.0, 0.0]])
