@@ -137,3 +137,15 @@ def check_physical(robot: dynid.Robot, theta: np.ndarray, eps: float = 1e-6) -> 
         block = theta[params.link_block(link)]
         com = block[1:4] / block[0]
         assert np.all(com >= lo - 1e-9) and np.all(com <= hi + 1e-9), link
+
+
+def current_run(robot: dynid.Robot, theta: np.ndarray, motion, rng=None, noise: float = 0.02
+                ) -> dynid.Recording:
+    """The model's current along ``motion`` (t, q, v, a), with its states recorded and white
+    noise of σ ``noise`` A (none without a generator)."""
+    t, q, v, a = motion
+    y = dynid.Regressor(robot).predict(q, v, a, theta)
+    if rng is not None:
+        y = y + noise * rng.standard_normal(y.shape)
+    return dynid.Recording(t, q, y, velocities=v, accelerations=a, names=robot.joint_names,
+                           output_kind="current")

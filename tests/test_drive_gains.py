@@ -14,6 +14,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from conftest import current_run as run  # the model's current, noise σ 0.02 A
 
 import dynid
 from dynid.demo import true_parameters
@@ -47,13 +48,6 @@ def arm():
     return robot, theta, (t, *ref(t))
 
 
-def run(robot, theta, motion, rng=None, noise=NOISE) -> Recording:
-    t, q, v, a = motion
-    y = dynid.Regressor(robot).predict(q, v, a, theta)
-    if rng is not None:
-        y = y + noise * rng.standard_normal(y.shape)
-    return Recording(t, q, y, velocities=v, accelerations=a, names=robot.joint_names,
-                     output_kind="current")
 
 
 def pair(robot, theta, motion, rng=None, payload=BOX):

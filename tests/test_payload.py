@@ -14,6 +14,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from conftest import current_run as run  # the model's current, noise σ 0.02 A
 
 import dynid
 from dynid.demo import true_parameters
@@ -25,7 +26,6 @@ from dynid.identify import (
     IdentificationData,
     Payload,
     Processing,
-    Recording,
     identify_payload,
 )
 from dynid.identify.physical import pseudo_inertia
@@ -49,15 +49,6 @@ def arm():
     return robot, theta, box, (t, *ref(t))
 
 
-def run(robot, theta, motion, rng=None, noise=NOISE) -> Recording:
-    """The model's output along ``motion`` with white noise of σ ``noise`` (none without a
-    generator)."""
-    t, q, v, a = motion
-    y = dynid.Regressor(robot).predict(q, v, a, theta)
-    if rng is not None:
-        y = y + noise * rng.standard_normal(y.shape)
-    return Recording(t, q, y, velocities=v, accelerations=a, names=robot.joint_names,
-                     output_kind="current")
 
 
 def loaded(robot, box):
