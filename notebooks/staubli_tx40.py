@@ -183,12 +183,12 @@ print(mjcf.summary())
 # `N6² Jm6 (q̈5 + q̈6)` to *both* joints' torques, and its friction acts on `q̇5 + q̇6` on
 # both: the joint-space inertia has an off-diagonal term between joints 5 and 6. A URDF
 # transmission drives one joint, and a MuJoCo joint's `armature` is diagonal, so neither
-# can hold it; the measured `τ5` and `τ6` contain it. MuJoCo *can* express it with a fixed
-# tendon of length `q5 + q6` carrying motor 6's inertia as its `armature`, its viscous
-# friction as `damping` and its Coulomb friction as `frictionloss`. Below, the exported MJCF
-# is compared as written, then completed that way (with each other motor's reflected
-# inertia `N² Jm` as its joint's armature) to show what the coupling and the rotors are
-# worth.
+# can hold it; the measured `τ5` and `τ6` contain it. Motors 1–5 each turn one joint, so the
+# export writes their reflected inertia `N² Jm` as that joint's armature. MuJoCo *can*
+# express motor 6 with a fixed tendon of length `q5 + q6` carrying its inertia as the
+# tendon's `armature`, its viscous friction as `damping` and its Coulomb friction as
+# `frictionloss`. Below, the exported MJCF is compared as written, then completed that way
+# to show what the coupling is worth.
 
 # %%
 def mujoco_inverse(model, q, v, a):
@@ -203,13 +203,10 @@ def mujoco_inverse(model, q, v, a):
 
 
 def completed(path, theta):
-    """The exported MJCF with each motor's rotor inertia reflected onto its joint (motors
-    1–5) and motor 6 as a fixed tendon q5 + q6."""
+    """The exported MJCF with motor 6 added as a fixed tendon q5 + q6."""
     spec = mujoco.MjSpec.from_file(str(path))
     value = dict(zip(robot.parameters.names, theta, strict=True))
     ratio = datasets.TX40_RATIOS
-    for j in range(5):
-        spec.joint(f"joint_{j + 1}").armature = ratio[j] ** 2 * value[f"motor{j + 1}.Jm"]
     tendon = spec.add_tendon(name="motor6")
     tendon.armature = ratio[5] ** 2 * value["motor6.Jm"]
     tendon.damping = [ratio[5] ** 2 * value["motor6.fvm"], 0.0, 0.0]
@@ -239,14 +236,16 @@ print("completed armature per joint:", models["completed"].dof_armature.round(4)
 
 # %% [markdown]
 # First the exact comparisons, without frictionloss: the exported MJCF is dynid's model
-# reduced to the rigid links and the joints' viscous friction, and the completed one adds
-# the rotor inertias and motor 6's viscous friction through the tendon; what neither has is
-# the Coulomb friction (a constraint) and the offsets.
+# reduced to the rigid links, the joints' viscous friction and the rotor inertias of motors
+# 1–5, and the completed one adds motor 6's inertia and viscous friction through the tendon;
+# what neither has is the Coulomb friction (a constraint) and the offsets.
 
 # %%
 kind = np.array([p.kind for p in robot.parameters])
 group = np.array([p.group for p in robot.parameters])
-reduced = {"exported": np.where((group == "link") | (kind == "fv"), theta, 0.0),
+owner = np.array([p.owner for p in robot.parameters])
+exported = (group == "link") | (kind == "fv") | ((kind == "Jm") & (owner != "motor6"))
+reduced = {"exported": np.where(exported, theta, 0.0),
            "completed": np.where(np.isin(kind, ["fc", "fo", "fcm"]), 0.0, theta)}
 gaps = {}
 for label, params in reduced.items():
@@ -289,7 +288,6 @@ for label, (per_joint, *overall) in errors.items():
           + "".join(f"{e:8.2f}" for e in overall))
 print(f"moving: {moving.sum()} of {moving.size} decimated samples")
 
-owner = np.array([p.owner for p in robot.parameters])
 motor6 = decimate(predict(robot, np.where(owner == "motor6", theta, 0.0), states), D)[1]
 rotors = decimate(predict(robot, np.where(kind == "Jm", theta, 0.0), states), D)[1]
 rms = np.sqrt(np.mean(measured**2, axis=0))
@@ -337,7 +335,7 @@ fig.tight_layout()
 #   cost on the residual (training RMSE within 3 % of WLS's on every joint), and gives
 #   standard parameters a URDF can hold;
 # * what MuJoCo is given it computes as dynid does (the exact comparisons). The exported MJCF
-#   misses the rotor inertias, motor 6's coupled terms and the offsets: while the arm moves
+#   misses motor 6's coupled terms and the offsets: while the arm moves
 #   its error is several times dynid's, and on joints 5 and 6, where motor 6's terms are
 #   more than half of the measured torque, MuJoCo is far off;
 # * motor 6's terms cannot be a joint's armature, but MuJoCo's fixed tendon holds them: the
@@ -367,7 +365,10 @@ for label in ("exported", "completed"):
 assert any("coupling" in line for line in mjcf.not_written), "the export names the coupling"
 assert any("motor6.fvm" in line for line in mjcf.not_written)
 assert any("offset" in line for line in mjcf.not_written)
-assert not models["exported"].dof_armature.any(), "the exported MJCF has no rotor inertia"
+jm = theta[robot.parameters.where(kind="Jm")]
+np.testing.assert_allclose(models["exported"].dof_armature,
+                           np.r_[np.asarray(datasets.TX40_RATIOS[:5]) ** 2 * jm[:5], 0.0],
+                           rtol=1e-12, err_msg="motors 1-5's rotor inertias as armature")
 dynid_moving = errors["dynid (full model)"][2]
 assert errors["MuJoCo exported"][2] > 3 * dynid_moving, "exported MJCF: several times dynid's"
 assert share6[4:].min() > 0.5, "motor 6: more than half of the wrist's torque"

@@ -349,3 +349,23 @@ def test_output_path_is_checked_before_anything_else(tmp_path):
     for path, match in cases:  # the parameters are wrong too: the path is named first
         with pytest.raises(dynid.DataError, match=r"URDF file .*" + match):
             dynid.write_urdf("panda", np.zeros(3), path)
+
+
+def test_rotor_inertias_of_uncoupled_motors_are_written_beside_a_coupling(tmp_path):
+    coupling = np.eye(6)
+    coupling[5, 4] = 0.5  # motor 6 moves joints 5 and 6 (a coupled wrist)
+    robot = urdf_robot(transmission={"coupling": coupling.tolist()})
+    theta = true_parameters(robot, np.random.default_rng(2))
+    out = dynid.write_urdf(robot, theta, tmp_path / "coupled.urdf")
+    text = "\n".join(out.not_written)
+    assert "coupling of motor6" in text and "motor6.Jm" in text
+    assert all(f"motor{k}.Jm" not in text for k in range(1, 6))
+    held_theta = held(robot, theta)
+    held_theta[robot.parameters.index("motor6.Jm")] = 0.0
+    ref = FourierReference.random(robot, harmonics=3, frequency=0.4, ramp=0.0, seed=4)
+    q, v, a = ref(np.linspace(0.0, 2.5, 40))
+    tau = urdf_torque((tmp_path / "coupled.urdf").read_text(),
+                      robot.tree.model.gravity.linear, robot.joint_names, q, v, a)
+    # The joint-side model of what the file holds: motor 6's rotor is left out.
+    expected = dynid.Regressor(robot.with_output("joint_torque")).predict(q, v, a, held_theta)
+    assert np.abs(tau - expected).max() <= 1e-9 * max(np.abs(expected).max(), 1.0)

@@ -109,15 +109,16 @@ def describe(robot: Robot) -> Content:
     if rows:
         out.append(rows)
     trans = robot.transmission
-    if trans.coupling is not None:
-        out.append(f"transmission coupling of {', '.join(trans.names)} (matrix C, q_m = C g(q)): "
+    coupled = [name for k, name in enumerate(trans.names) if not _uncoupled(trans, k)]
+    if coupled:
+        out.append(f"transmission coupling of {', '.join(coupled)} (matrix C, q_m = C g(q)): "
                    "URDF transmissions drive one joint each")
     for k, drive in enumerate(trans.drives):
         t = same[k]
         if not isinstance(drive, Gear):
             out.append(f"{trans.names[k]} drives {robot.joint_names[k]} through {drive!r}: URDF "
                        "transmissions have a constant ratio")
-        elif t is not None and trans.coupling is None and drive.ratio != 1.0:
+        elif t is not None and _uncoupled(trans, k) and drive.ratio != 1.0:
             joints[tree.joint_names[t]].ratio = drive.ratio
             joints[tree.joint_names[t]].actuator = trans.names[k]
     if trans.torque_constants is not None:
@@ -163,7 +164,7 @@ def _actuator(robot: Robot, term: CoordinateTerm, joints: dict[str, JointDynamic
     k = term.rows[0]
     drive, t = trans.drives[k], same[k]
     for p in term.parameters:
-        if p.kind == "Jm" and isinstance(drive, Gear) and trans.coupling is None \
+        if p.kind == "Jm" and isinstance(drive, Gear) and _uncoupled(trans, k) \
                 and t is not None:
             dyn = joints[robot.tree.joint_names[t]]
             dyn.armature.append((p.name, drive.ratio ** 2))
@@ -171,6 +172,13 @@ def _actuator(robot: Robot, term: CoordinateTerm, joints: dict[str, JointDynamic
             written.append(p.name)
         else:
             left.setdefault(_WHY.get(p.kind, _WHY["fvm"]), []).append(p.name)
+
+
+def _uncoupled(trans, k: int) -> bool:
+    """Whether motor ``k`` moves its own coordinate only (row ``k`` of the coupling is ``e_k``):
+    its ratio and rotor inertia then belong to that joint alone."""
+    C = trans.coupling
+    return C is None or bool(np.array_equal(C[k], np.eye(len(C))[k]))
 
 
 def _mimic_rows(robot: Robot, same: list[int | None]) -> tuple[tuple[Mimic, ...], str]:
