@@ -20,7 +20,7 @@ from .geometry import StewartGeometry
 __all__ = ["direct_kinematics"]
 
 #: Samples solved together (and started from one predicted pose).
-BLOCK = 256
+BLOCK = 512
 
 
 def _where(k: int, t: np.ndarray | None) -> str:
@@ -30,14 +30,16 @@ def _where(k: int, t: np.ndarray | None) -> str:
 def _newton(geometry: StewartGeometry, X: np.ndarray, L: np.ndarray, tolerance: float,
             max_iterations: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Newton iterations from ``X`` (B, 6) towards lengths ``L`` (B, 6): the poses, whether
-    each converged, and the largest length residual (m)."""
+    each converged, and the smallest largest-leg residual reached (m)."""
     X = X.copy()
     todo = np.arange(X.shape[0])
-    worst = np.full(X.shape[0], np.inf)
+    worst = np.full(X.shape[0], np.inf)  # the residual of the last iterate
+    best = np.full(X.shape[0], np.inf)  # the smallest residual reached
     for _ in range(max_iterations + 1):
         legs = geometry.legs(X[todo])
         res = legs.length - L[todo]
         worst[todo] = np.abs(res).max(axis=1)
+        best[todo] = np.fmin(best[todo], worst[todo])
         done = worst[todo] < tolerance
         todo, K, res = todo[~done], legs.K[~done], res[~done]
         if not len(todo):
@@ -51,10 +53,8 @@ def _newton(geometry: StewartGeometry, X: np.ndarray, L: np.ndarray, tolerance: 
         finite = np.all(np.isfinite(X[todo]), axis=1) & (np.abs(X[todo, 3:]) < 10).all(axis=1)
         if not np.all(finite):  # diverged: stop iterating these
             worst[todo[~finite]] = np.inf
-            X[todo[~finite]] = np.nan
             todo = todo[finite]
-    converged = worst < tolerance
-    return X, converged, worst
+    return X, worst < tolerance, best
 
 
 def direct_kinematics(geometry, lengths: np.ndarray, *, t: np.ndarray | None = None,

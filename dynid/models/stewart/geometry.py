@@ -188,22 +188,22 @@ class StewartGeometry:
         """Leg vectors, lengths and ``K`` at poses ``q`` (N, 6); with pose rates ``v`` (N, 6)
         also the leg velocities and second derivatives at zero pose acceleration."""
         R = rotation(q[:, 3:])
-        arm = np.einsum("nij,kj->nki", R, self.platform)
+        arm = np.matmul(self.platform, np.swapaxes(R, 1, 2))
         d = q[:, None, :3] + arm - self.base
-        length = np.sqrt(np.einsum("nki,nki->nk", d, d))
+        length = np.sqrt(np.sum(d * d, axis=2))
         u = d / length[..., None]
         H = rate_matrix(q[:, 3:])
         K = np.empty((q.shape[0], 6, 6))
         K[:, :, :3] = u
-        K[:, :, 3:] = np.einsum("nki,nij->nkj", np.cross(arm, u), H)
+        K[:, :, 3:] = np.matmul(np.cross(arm, u), H)
         if v is None:
             return LegState(d, length, u, arm, H, K)
-        w = np.einsum("nij,nj->ni", H, v[:, 3:])
-        alpha0 = np.einsum("nij,nj->ni", rate_matrix_derivative(q[:, 3:], v[:, 3:]), v[:, 3:])
+        w = np.matmul(H, v[:, 3:, None])[..., 0]
+        alpha0 = np.matmul(rate_matrix_derivative(q[:, 3:], v[:, 3:]), v[:, 3:, None])[..., 0]
         w_arm = np.cross(w[:, None, :], arm)
         d_dot = v[:, None, :3] + w_arm
         d_ddot0 = np.cross(alpha0[:, None, :], arm) + np.cross(w[:, None, :], w_arm)
-        l_dot = np.einsum("nki,nki->nk", u, d_dot)
-        l_ddot0 = ((np.einsum("nki,nki->nk", d_dot, d_dot) - l_dot ** 2) / length
-                   + np.einsum("nki,nki->nk", u, d_ddot0))
+        l_dot = np.sum(u * d_dot, axis=2)
+        l_ddot0 = ((np.sum(d_dot * d_dot, axis=2) - l_dot ** 2) / length
+                   + np.sum(u * d_ddot0, axis=2))
         return LegState(d, length, u, arm, H, K, d_dot, l_dot, d_ddot0, l_ddot0)
