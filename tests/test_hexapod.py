@@ -173,9 +173,11 @@ def test_power_balance_along_random_trajectories(hexapod):
 
 def test_shared_and_spherical_friction_dissipate_their_power(hexapod):
     """Power of the friction columns equals the dissipation written from the joints' relative
-    velocities: shared Coulomb at the universal joints (Σ r |α̇_i|) and viscous friction at the
-    spherical joints (c |ω_platform − ω_rod|², angular velocities from Pinocchio)."""
-    terms = leg_friction(hexapod.closure, {"alpha": ["coulomb"], "spherical": ["viscous"]},
+    velocities: shared Coulomb at the universal joints (Σ r |α̇_i|), viscous and Coulomb
+    friction at the spherical joints (c |ω_rel|², r |ω_rel| with ω_rel = ω_platform − ω_rod,
+    angular velocities from Pinocchio)."""
+    terms = leg_friction(hexapod.closure, {"alpha": ["coulomb"],
+                                           "spherical": ["viscous", "coulomb"]},
                          shared=["alpha"])
     robot = hexapod.with_terms(terms)
     q, v, a = states(robot, 8, seed=6)
@@ -192,8 +194,11 @@ def test_shared_and_spherical_friction_dissipate_their_power(hexapod):
         pin.updateFramePlacements(model, data)
         w = [pin.getFrameVelocity(model, data, model.getFrameId(f), _WORLD).angular
              for f in ("platform", "leg3_rod")]
-        expected.append(np.sum((w[0] - w[1]) ** 2))
-    np.testing.assert_allclose(power[:, 1], expected, rtol=1e-10)
+        expected.append(np.linalg.norm(w[0] - w[1]))
+    np.testing.assert_allclose(power[:, 1], np.square(expected), rtol=1e-10)
+    coulomb = np.einsum("nip,ni->np", Y[:, :, robot.parameters.indices(["leg3_spherical.fc"])],
+                        v_m)[:, 0]
+    np.testing.assert_allclose(coulomb, expected, rtol=1e-10)
 
 
 def test_energy_check_sees_a_wrong_model(hexapod):
