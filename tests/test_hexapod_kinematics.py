@@ -214,3 +214,31 @@ def test_bad_geometry_and_friction_options(hexapod):
     body = LinkInertia(1.0, (0, 0, 0), (0.01, 0, 0, 0.01, 0, 0.01))
     with pytest.raises(dynid.ModelError, match="scale"):
         stewart_platform(geo, platform=body, cross=body, cylinder=body, rod=body, scale=0.0)
+
+
+def test_rotary_motors_on_screws(hexapod):
+    """With a screw (lead 10 mm, gear 2:1) the actuators are motor angles 2π·2 (l − l₀)/lead;
+    by power balance the motor torque is the leg force over that scale, and the current the
+    torque over k_T."""
+    data = _file()
+    data["actuators"]["screw"] = {"lead": 0.01, "ratio": 2, "zero": 0.75}
+    data["actuators"]["torque_constant"] = 0.5
+    data["output"] = "current"
+    robot = robot_from_mapping(data)
+    scale = 2 * np.pi * 2 / 0.01
+    assert robot.actuator_units == ("rad",) * 6 and robot.output_units == ("A",) * 6
+    np.testing.assert_allclose(robot.actuator_limits.upper, scale * 0.75)
+    _, q, v, a = trajectory(hexapod, n=50, seed=3)
+    q_m, v_m, a_m, _ = robot.transmission.actuator_state(q, v, a)
+    legs = hexapod.closure.legs(q)
+    np.testing.assert_allclose(q_m, scale * (legs.length - 0.75), rtol=1e-13)
+    force = Regressor(hexapod)(q, v, a) @ hexapod.prior
+    current = Regressor(robot)(q, v, a) @ robot.prior
+    np.testing.assert_allclose(current * 0.5 * scale, force, rtol=1e-10,
+                               atol=1e-10 * np.abs(force).max())
+    q2, v2, _ = robot.transmission.basis_state(q_m, v_m, a_m)
+    np.testing.assert_allclose(q2, q, rtol=0, atol=1e-8)
+    np.testing.assert_allclose(v2, v, rtol=0, atol=1e-7 * np.abs(v).max())
+    data["actuators"]["screw"] = {"lead": 0.0}
+    with pytest.raises(dynid.ModelError, match=r"actuators.screw.lead"):
+        robot_from_mapping(data)
