@@ -138,18 +138,27 @@ class StewartGeometry:
             raise ModelError(f"Stewart platform stroke: expected 0 < lower < upper (m), found "
                              f"({lo:g}, {hi:g})")
         set_(self, "stroke", (lo, hi))
-        state = self.legs(self.home[None])
+        with np.errstate(all="ignore"):
+            state = self.legs(self.home[None])
         lengths = state.length[0]
-        if np.any(lengths <= 0):
-            raise ModelError("Stewart platform: a leg has zero length at the home pose; the "
-                             "home pose must hold the platform away from the base points")
+        if not (np.all(np.isfinite(state.K)) and np.all(lengths > 0)):
+            raise ModelError("Stewart platform: the legs at the home pose are not finite or "
+                             "have zero length; check the units of the points (m) and that the "
+                             "home pose holds the platform away from the base points")
+        if np.any((lengths < lo) | (lengths > hi)):
+            i = int(np.argmax((lengths < lo) | (lengths > hi)))
+            raise ModelError(f"Stewart platform: leg {i + 1} is {lengths[i]:.6g} m long at the "
+                             f"home pose {self.home.tolist()}, outside the stroke [{lo:g}, "
+                             f"{hi:g}] m; the home pose must be reachable (check the stroke, "
+                             "the points and the home height)")
         frames = np.empty((6, 3, 3))
         for i, z in enumerate(state.u[0]):
             x = np.cross([0.0, 0.0, 1.0], z)
             x = x / np.linalg.norm(x) if np.linalg.norm(x) > 1e-9 else np.array([1.0, 0, 0])
             frames[i] = np.column_stack([x, np.cross(z, x), z])
         set_(self, "leg_frames", frames)
-        cond = np.linalg.cond(self.scaled_jacobian(state.K))[0]
+        with np.errstate(all="ignore"):
+            cond = float(np.linalg.cond(self.scaled_jacobian(state.K))[0])
         if not cond < 1e6:
             raise ModelError(f"Stewart platform: the home pose {self.home.tolist()} is singular "
                              f"(condition number of the leg Jacobian {cond:.3g}); choose "
