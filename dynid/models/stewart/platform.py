@@ -137,6 +137,7 @@ def stewart_platform(geometry: StewartGeometry, *, platform: LinkInertia, cross:
     tree, cuts = stewart_tree(geometry, platform=platform, cross=cross, cylinder=cylinder,
                               rod=rod, gravity=gravity)
     closure = StewartClosure(geometry, cuts)
+    closure.check(tree, geometry.home[None], tolerance=1e-9)  # the tree's legs meet the platform
     names = tuple(f"leg{i + 1}" for i in range(6))
     transmission = LegTransmission(geometry, names, scale=scale, zero=zero,
                                    torque_constants=torque_constants, resolution=resolution)
