@@ -242,3 +242,25 @@ def test_rotary_motors_on_screws(hexapod):
     data["actuators"]["screw"] = {"lead": 0.0}
     with pytest.raises(dynid.ModelError, match=r"actuators.screw.lead"):
         robot_from_mapping(data)
+
+
+def test_motor_terms_through_the_screws_keep_the_power_balance():
+    """Rotor inertia and motor friction on the motor angles reach the pose through K: the
+    power balance holds, and the joint-torque output is Kᵀ times the motor torques."""
+    from mechanism_checks import power_balance_error
+
+    from dynid.models import motor_dynamics
+
+    data = _file()
+    data["actuators"]["screw"] = {"lead": 0.01, "ratio": 2, "zero": 0.75}
+    base = robot_from_mapping(data)
+    terms = [motor_dynamics(f"leg{i + 1}", i, inertia=2e-4, viscous=1e-3) for i in range(6)]
+    robot = base.with_terms([*base.terms, *terms])
+    theta = robot.prior.copy()
+    assert power_balance_error(robot, theta, seed=1, fraction=0.6) < 1e-7
+    q, v, a = random_states(robot, 6, np.random.default_rng(4), margin=0.05)
+    y_m = Regressor(robot)(q, v, a) @ theta
+    y = Regressor(robot.with_output("joint_torque"))(q, v, a) @ theta
+    K = robot.transmission.jacobian(q)
+    np.testing.assert_allclose(y, np.einsum("nji,nj->ni", K, y_m), rtol=1e-10,
+                               atol=1e-10 * np.abs(y).max())
