@@ -41,23 +41,25 @@ def test_correlation_matches_a_dense_gauss_markov_covariance(hexapod, excitation
     d = np.sqrt(np.diag(P))
     np.testing.assert_allclose(u.std, d, rtol=1e-6)
     np.testing.assert_allclose(u.correlation, P / np.outer(d, d), rtol=0, atol=1e-6)
-    assert u.condition == pytest.approx(np.linalg.cond(P / np.outer(d, d)), rel=1e-5)
+    assert u.condition == pytest.approx(np.linalg.cond(P / np.outer(d, d)), rel=1e-4)
     # A scaled noise covariance changes σ, not ρ.
     scaled = structure_uncertainty(hexapod, *excitation, covariance=100 * sigma)
     np.testing.assert_allclose(scaled.std, 10 * u.std, rtol=1e-9)
     assert scaled.condition == pytest.approx(u.condition, rel=1e-9)
 
 
-def test_compare_structures_ranks_a_redundant_friction_model_last(hexapod, excitation):
-    """Viscous friction in the universal joints (next to Table I's Coulomb coefficients) and in
-    the spherical joints adds parameters hard to tell apart: a worse conditioned ρ."""
-    table = hexapod.with_terms(leg_friction(hexapod.closure, TABLE_I, shared=["alpha", "beta"]))
-    richer = {**TABLE_I, "alpha": ["viscous", "coulomb"], "beta": ["viscous", "coulomb"],
-              "spherical": ["viscous"]}
-    more = hexapod.with_terms(leg_friction(hexapod.closure, richer, shared=["alpha", "beta"]))
-    rows = compare_structures({"more": more, "Table I": table}, *excitation)
-    assert [r[0] for r in rows] == ["Table I", "more"]
-    assert rows[1][1] == rows[0][1] + 8 and rows[1][2] > rows[0][2]  # 2 shared, 6 per leg
+def test_compare_structures_ranks_an_indistinguishable_friction_model_last(hexapod,
+                                                                         excitation):
+    """A Coulomb term smoothed far beyond the motion's speeds (tanh(q̇/50) ≈ q̇/50) cannot be
+    told from the viscous term of the same joint: cond(ρ) grows by orders of magnitude, with
+    the same number of parameters."""
+    sharp = hexapod.with_terms(leg_friction(hexapod.closure, TABLE_I, shared=["alpha", "beta"]))
+    smooth = hexapod.with_terms(leg_friction(hexapod.closure, TABLE_I, shared=["alpha", "beta"],
+                                             smoothing=50.0))
+    rows = compare_structures({"smoothed": smooth, "Table I": sharp}, *excitation)
+    assert [r[0] for r in rows] == ["Table I", "smoothed"]
+    assert rows[0][1] == rows[1][1] == 112
+    assert rows[1][2] > 100 * rows[0][2]
 
 
 def test_structure_selection_bad_input(hexapod, excitation):
