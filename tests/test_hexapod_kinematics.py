@@ -176,6 +176,8 @@ def _file():
      r"joints.x.limits.position: expected \[lower, upper\] with lower < upper"),
     (("actuators", "limits", "velocity"), 0.0, r"actuators.limits.velocity"),
     (("output",), "current", r"output: current output needs actuators.torque_constant"),
+    (("links", "platform", "mass"), 1e308, r"parameter platform.m \(prior 1e\+308 kg\) takes"),
+    (("gravity",), [0, 0, -1e308], r"the model is not finite"),
 ])
 def test_bad_hexapod_files(path, value, message):
     data = copy.deepcopy(_file())
