@@ -45,6 +45,12 @@ def test_published_regroupings_are_this_models_base_parameters(tx40):
 
 @pytest.mark.parametrize("method", ["ols", "wls"])
 def test_identified_base_parameters_match_the_published_ones(tx40, method):
+    """With the published script's processing choices (TX40_PROCESSING: its decimation
+    instants, its dead zone), every well-determined regrouping lands within 5 % and 1.5
+    published σ. The published figures carry two defects of their pipeline (joint 6's
+    acceleration left at zero, each joint's regressor rows shifted against its torques), which
+    alone move them by a median of 0.5–0.6 % (benchmarks/realdata.py), so the median is
+    asserted at 1 %."""
     _, _, table, data = tx40
     est = (OLS() if method == "ols" else WLS()).fit(data)
     dev = table.deviations(est.result_.base_params, method)
@@ -52,18 +58,27 @@ def test_identified_base_parameters_match_the_published_ones(tx40, method):
     z = dev / table.relative_std[method]
     print(f"{method}: median {np.median(dev[good]):.2f} %, worst {dev[good].max():.2f} %, "
           f"worst {z[good].max():.2f} published σ")
-    # Where the published pipeline starts decimating alone moves its own median by 0.5 % and
-    # its worst by 5 % (benchmarks/realdata.py), so agreement is asserted at that level.
     assert np.median(dev[good]) <= 1.0
-    assert dev[good].max() <= 10.0
+    assert dev[good].max() <= 5.0  # 4.31 % (OLS) and 3.02 % (WLS) measured
+    assert dev[good & table.is_drive_term()].max() <= 5.0
     assert z[good].max() <= 1.5  # every well-determined regrouping within 1.5 published σ
 
 
-def test_the_final_rest_does_not_bias_the_coulomb_friction(tx40):
+def test_the_published_dead_zone_is_the_processing_used(tx40):
+    p = datasets.TX40_PROCESSING
+    assert p.deadzone == datasets.TX40_DEADZONE and p.rest is None
+    assert (p.cutoff, p.decimate, p.skip) == (25.0, 100, 20)
+
+
+@pytest.mark.parametrize("deadzone, rest", [(datasets.TX40_DEADZONE, None), ("auto", "auto")])
+def test_the_final_rest_does_not_bias_the_coulomb_friction(tx40, deadzone, rest):
     """The run ends with 1.3 s at rest: left in, it pulls joint 1's Coulomb friction low; the
-    automatic dead zone and rest exclusion keep it at the published value."""
-    robot, rec, table, data = tx40
+    published dead zone, and dynid's automatic dead zone and rest exclusion, each keep it at
+    the published value."""
+    robot, rec, table, _ = tx40
     i = table.names.index("fs1")
+    data = IdentificationData(robot, rec, base=table.base, processing=replace(
+        datasets.TX40_PROCESSING, deadzone=deadzone, rest=rest))
     kept = table.functionals[i] @ OLS().fit(data).base_params_
     plain = IdentificationData(robot, rec, base=table.base,
                                processing=replace(datasets.TX40_PROCESSING, deadzone=None))
