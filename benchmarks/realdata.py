@@ -122,6 +122,17 @@ def _published_defects(root: Path, robot, table, estimates: dict) -> None:
                   f"{np.median(dev[good]):.2f}")
             print(f"tx40_replica_{label}_defects_{method}_worst_deviation_pct: "
                   f"{dev[good].max():.2f}")
+    fixed = {m: table.functionals @ replica[False][k] for k, m in enumerate(("ols", "wls"))}
+    for name, theta in estimates.items():
+        method = "ols" if name == "ols" else "wls"
+        got = table.functionals @ theta
+        dev = 100 * np.abs(got - fixed[method]) / np.abs(fixed[method])
+        good = table.well_determined(method)
+        print(f"tx40_{name}_vs_defect_free_{method}_median_deviation_pct: "
+              f"{np.median(dev[good]):.2f}")
+        print(f"tx40_{name}_vs_defect_free_{method}_worst_deviation_pct: {dev[good].max():.2f}")
+        print(f"tx40_{name}_vs_defect_free_{method}_every_friction_rotor_worst_deviation_pct: "
+              f"{dev[drive].max():.2f}")
     print("# regroupings off by more than 2 published σ, or drive terms off by more than 5 %: "
           "dynid's deviation; the shift the published pipeline's defects (q̈6 = 0, rows "
           "shifted 2(j-1) samples) cause; dynid against the defect-free recomputation; the "
