@@ -67,6 +67,13 @@ def test_identified_base_parameters_match_the_published_ones(tx40, method):
 
 
 def test_the_published_dead_zone_is_the_processing_used(tx40):
+    """TX40_DEADZONE is the data set's own ``dq_lim_def`` (read here from its settings)."""
+    import yaml
+
+    root = dataset("staubli_tx40_figaroh")
+    settings = yaml.safe_load((root / "config" / "TX40_config.yaml").read_text())
+    published = settings["identification"]["robot_params"][0]["dq_lim_def"]
+    np.testing.assert_allclose(datasets.TX40_DEADZONE, published, rtol=1e-12)
     p = datasets.TX40_PROCESSING
     assert p.deadzone == datasets.TX40_DEADZONE and p.rest is None
     assert (p.cutoff, p.decimate, p.skip) == (25.0, 100, 20)
