@@ -40,8 +40,8 @@ from .errors import DataError
 from .identify import ColumnMap, Processing, Recording, read_csv, read_npz
 from .models import BaseParameters, Robot, base_parameters, robot_from_mapping
 
-__all__ = ["TX40_PROCESSING", "TX40_RATIOS", "TX40_ZERO", "FigarohTable", "figaroh_table",
-           "kuka_recordings", "kuka_robot", "tx40_recording", "tx40_robot"]
+__all__ = ["TX40_DEADZONE", "TX40_PROCESSING", "TX40_RATIOS", "TX40_ZERO", "FigarohTable",
+           "figaroh_table", "kuka_recordings", "kuka_robot", "tx40_recording", "tx40_robot"]
 
 TX40_RATIOS = (32.0, 32.0, 45.0, -48.0, 45.0, 32.0)
 """Gear ratios of the TX40's six motors (the data set's README)."""
@@ -58,11 +58,24 @@ _TX40_PRIORS = {"fv": (8.05, 5.53, 1.97, 1.11, 1.86, 0.65),
 #: Joint-position zero of the MDH URDF against the encoders (the data set's README).
 TX40_ZERO = (0.0, -np.pi / 2, np.pi / 2, 0.0, 0.0, 0.0)
 
-#: The published identification's processing of the TX40 run: a 4th-order Butterworth low-pass
-#: of the positions designed at 25 Hz (its script asks ``ts·100/2`` of Nyquist), applied
-#: forward and backward, differentiation of the positions, and decimation by 100; the dead
-#: zone and the rests are found as usual.
-TX40_PROCESSING = Processing(cutoff=25.0, decimate=100, derivatives="positions")
+#: Dead zone of the data set's settings (``dq_lim_def`` in ``config/TX40_config.yaml``), rad/s
+#: per joint: the published identification leaves out each joint's rows below these speeds.
+TX40_DEADZONE = (0.05009095, 0.05009095, 0.07504916, 0.0715585, 0.05585054, 0.12217305)
+
+#: The published identification's processing of the TX40 run, as its script does it:
+#:
+#: * a 4th-order Butterworth low-pass of the positions designed at 25 Hz (the script asks
+#:   ``ts·100/2`` of Nyquist), forward and backward; the positions differentiated;
+#: * decimation by 100 on the samples 20, 120, 220... of the run: the script drops 20 samples
+#:   at each end (its filter's border) before decimating from the first sample left, so
+#:   ``skip=20`` puts the decimated samples at the same instants;
+#: * its dead zone, :data:`TX40_DEADZONE`, and no separate rest rule (``rest=None``): the run's
+#:   final rest is below every joint's dead zone, so its rows are left out joint by joint.
+#:
+#: ``Processing(cutoff=25.0, decimate=100, derivatives="positions")`` with the automatic dead
+#: zone and rests is dynid's own processing of the same run.
+TX40_PROCESSING = Processing(cutoff=25.0, decimate=100, derivatives="positions", skip=20,
+                             deadzone=TX40_DEADZONE, rest=None)
 
 
 def _folder(root: str | Path, *files: str) -> Path:

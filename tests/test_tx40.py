@@ -7,7 +7,9 @@ published with a relative standard deviation below 10 %.
 
 from __future__ import annotations
 
+import importlib.util
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -45,6 +47,12 @@ def test_published_regroupings_are_this_models_base_parameters(tx40):
 
 @pytest.mark.parametrize("method", ["ols", "wls"])
 def test_identified_base_parameters_match_the_published_ones(tx40, method):
+    """With the published script's processing choices (TX40_PROCESSING: its decimation
+    instants, its dead zone), every well-determined regrouping lands within 5 % and 1.5
+    published σ. The published figures carry two defects of their pipeline (joint 6's
+    acceleration left at zero, each joint's regressor rows shifted against its torques), which
+    alone move them by a median of 0.5–0.6 % (benchmarks/realdata.py), so the median is
+    asserted at 1 %."""
     _, _, table, data = tx40
     est = (OLS() if method == "ols" else WLS()).fit(data)
     dev = table.deviations(est.result_.base_params, method)
@@ -52,18 +60,34 @@ def test_identified_base_parameters_match_the_published_ones(tx40, method):
     z = dev / table.relative_std[method]
     print(f"{method}: median {np.median(dev[good]):.2f} %, worst {dev[good].max():.2f} %, "
           f"worst {z[good].max():.2f} published σ")
-    # Where the published pipeline starts decimating alone moves its own median by 0.5 % and
-    # its worst by 5 % (benchmarks/realdata.py), so agreement is asserted at that level.
     assert np.median(dev[good]) <= 1.0
-    assert dev[good].max() <= 10.0
+    assert dev[good].max() <= 5.0  # 4.31 % (OLS) and 3.02 % (WLS) measured
+    assert dev[good & table.is_drive_term()].max() <= 5.0
     assert z[good].max() <= 1.5  # every well-determined regrouping within 1.5 published σ
 
 
-def test_the_final_rest_does_not_bias_the_coulomb_friction(tx40):
+def test_the_published_dead_zone_is_the_processing_used(tx40):
+    """TX40_DEADZONE is the data set's own ``dq_lim_def`` (read here from its settings)."""
+    import yaml
+
+    root = dataset("staubli_tx40_figaroh")
+    settings = yaml.safe_load((root / "config" / "TX40_config.yaml").read_text())
+    published = settings["identification"]["robot_params"][0]["dq_lim_def"]
+    np.testing.assert_allclose(datasets.TX40_DEADZONE, published, rtol=1e-12)
+    p = datasets.TX40_PROCESSING
+    assert p.deadzone == datasets.TX40_DEADZONE and p.rest is None
+    assert (p.cutoff, p.decimate, p.skip) == (25.0, 100, 20)
+
+
+@pytest.mark.parametrize("deadzone, rest", [(datasets.TX40_DEADZONE, None), ("auto", "auto")])
+def test_the_final_rest_does_not_bias_the_coulomb_friction(tx40, deadzone, rest):
     """The run ends with 1.3 s at rest: left in, it pulls joint 1's Coulomb friction low; the
-    automatic dead zone and rest exclusion keep it at the published value."""
-    robot, rec, table, data = tx40
+    published dead zone, and dynid's automatic dead zone and rest exclusion, each keep it at
+    the published value."""
+    robot, rec, table, _ = tx40
     i = table.names.index("fs1")
+    data = IdentificationData(robot, rec, base=table.base, processing=replace(
+        datasets.TX40_PROCESSING, deadzone=deadzone, rest=rest))
     kept = table.functionals[i] @ OLS().fit(data).base_params_
     plain = IdentificationData(robot, rec, base=table.base,
                                processing=replace(datasets.TX40_PROCESSING, deadzone=None))
@@ -92,3 +116,29 @@ def test_a_regrouping_this_model_cannot_identify_is_refused(tx40, tmp_path):
     (tmp_path / "reference" / "TX40_bp_5.csv").write_text("Izz9,1.0,1.0,1.0,1.0\n")
     with pytest.raises(dynid.DataError, match="unknown parameter symbol 'Izz9'"):
         datasets.figaroh_table(tmp_path, robot)
+
+
+def test_the_published_table_is_its_pipeline_with_two_defects(tx40):
+    """``benchmarks/_figaroh_replica.py`` recomputes the published identification step by step
+    with this model's regressor. With the published script's two defects (joint 6's
+    acceleration left at zero, each joint's regressor rows 2(j−1) samples ahead of its
+    torques) it gives all 60 published OLS and WLS values to their printed digits (the
+    poorly determined ones within 1 % of their published σ); without
+    them, motor 6's rotor inertia seen at joint 6 (Iam6) moves by more than 20 %."""
+    robot, _, table, _ = tx40
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "_figaroh_replica.py"
+    spec = importlib.util.spec_from_file_location("_figaroh_replica", path)
+    replica = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(replica)
+    root = dataset("staubli_tx40_figaroh")
+    with_defects = replica.published_pipeline(root, robot, table.base, defects=True)
+    for k, method in enumerate(("ols", "wls")):
+        published = table.values[method]
+        sigma = table.relative_std[method] / 100 * np.abs(published)
+        off = np.abs(table.functionals @ with_defects[k] - published)
+        # printed to 6 decimals; the poorly determined ones within 1 % of their σ
+        assert np.all(off <= 2e-6 + 2e-3 * np.abs(published) + 0.01 * sigma)
+    fixed = table.functionals @ replica.published_pipeline(root, robot, table.base,
+                                                           defects=False)[1]
+    i = table.names.index("Iam6")
+    assert abs(fixed[i] / table.values["wls"][i] - 1) > 0.2
