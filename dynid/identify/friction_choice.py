@@ -1,0 +1,169 @@
+"""The friction model of each coordinate, chosen by the validation error on held-out data.
+
+:func:`select_friction` identifies the robot once per candidate model (every coordinate with
+Coulomb-like friction given that model; velocities by :func:`~dynid.identify.friction.
+identify_friction`), predicts a validation recording with each, and gives each coordinate the
+simplest model whose validation RMSE on its own output is within ``tolerance`` of the best.
+The friction of a joint acts on its own output first (through the transmission, on the
+outputs its actuator moves), so the per-output error separates the choices; the robot is then
+identified once more with the models chosen. The table of errors is returned with the choice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import DataError, ModelError
+from ..models import Robot
+from ..models.friction import FRICTION_MODELS, friction_models, nonlinear_terms, with_friction
+from .data import IdentificationData
+from .estimators import WLS, Estimator
+from .friction import FrictionFit, identify_friction
+from .processing import Processing
+from .recording import Recording
+from .validation import Validation, validate
+
+__all__ = ["FrictionChoice", "select_friction"]
+
+
+@dataclass(frozen=True)
+class FrictionChoice:
+    """The friction model chosen per coordinate and the validation errors behind it.
+
+    Attributes
+    ----------
+    choice
+        ``owner → model`` (joint or motor names).
+    errors
+        ``model → validation RMSE per output`` (n,), in the outputs' units.
+    outputs
+        The output names the errors are for.
+    robot, estimator, validation
+        The robot with the models chosen (velocities estimated), its fitted estimator, and its
+        validation.
+    fit
+        The :class:`~dynid.identify.friction.FrictionFit` of the final model (``None`` when
+        every coordinate kept Coulomb friction).
+    """
+
+    choice: dict[str, str]
+    errors: dict[str, np.ndarray]
+    outputs: tuple[str, ...]
+    robot: Robot
+    estimator: Estimator
+    validation: Validation
+    fit: FrictionFit | None
+
+    def table(self) -> str:
+        """The validation RMSE per output and model, the chosen model marked ``*``."""
+        models = list(self.errors)
+        lines = [f"{'output':<14}" + "".join(f"{m:>12}" for m in models)]
+        rows = _rows(self.robot)
+        chosen = {rows.get(o): m for o, m in self.choice.items()}
+        for j, name in enumerate(self.outputs):
+            cells = "".join(f"{self.errors[m][j]:11.4g}{'*' if chosen.get(j) == m else ' '}"
+                            for m in models)
+            lines.append(f"{name:<14}{cells}")
+        return "\n".join(lines)
+
+
+def _rows(robot: Robot) -> dict[str, int]:
+    """``owner → output row`` of each coordinate with friction (its index in its space)."""
+    out = {}
+    for term in robot.terms:
+        owner = getattr(term, "owner", None)
+        if owner is not None and owner in friction_models(robot) and term.space != "tree":
+            out[owner] = term.rows[0]
+    return out
+
+
+def _fresh(estimator: Estimator) -> Estimator:
+    return type(estimator)(**estimator.get_params())
+
+
+def _fit(data: IdentificationData, estimator: Estimator, **options
+         ) -> tuple[Robot, Estimator, FrictionFit | None]:
+    if not nonlinear_terms(data.robot):
+        return data.robot, estimator.fit(data), None
+    fit = identify_friction(data, estimator, **options)
+    return fit.robot, fit.estimator, fit
+
+
+def select_friction(robot: Robot, train: Recording | Sequence[Recording],
+                    valid: Recording, *, candidates: Sequence[str] = FRICTION_MODELS,
+                    estimator: Estimator | None = None, processing: Processing | None = None,
+                    tolerance: float = 0.01, **options) -> FrictionChoice:
+    """Choose each coordinate's friction model by its validation error.
+
+    Parameters
+    ----------
+    robot
+        A robot whose joints or motors have Coulomb friction.
+    train, valid
+        Recordings to identify from, and a held-out recording to validate on.
+    candidates
+        Models among :data:`~dynid.models.friction.FRICTION_MODELS`.
+    estimator
+        Estimator of the linear parameters (default :class:`~dynid.identify.WLS`); each fit
+        uses a fresh one with its settings.
+    processing
+        Processing of the recordings (default: chosen for the training data, then kept).
+    tolerance
+        A more complex model is chosen only when its validation RMSE is below
+        ``(1 − tolerance)`` times that of every simpler one.
+    options
+        ``bounds``, ``start``, ``max_evaluations`` of :func:`~dynid.identify.friction.
+        identify_friction`.
+
+    Examples
+    --------
+    >>> choice = select_friction(robot, [run1], run2)                # doctest: +SKIP
+    >>> choice.choice                                                # doctest: +SKIP
+    {'joint1': 'stribeck', 'joint2': 'coulomb', ...}
+    >>> print(choice.table())                                        # doctest: +SKIP
+    """
+    candidates = tuple(candidates)
+    unknown = [c for c in candidates if c not in FRICTION_MODELS]
+    if unknown or not candidates:
+        raise ModelError(f"candidates: expected friction models among "
+                         f"{', '.join(FRICTION_MODELS)}, found {list(candidates)}; e.g. "
+                         "candidates=('coulomb', 'stribeck')")
+    if not (0 <= tolerance < 1):
+        raise ModelError(f"tolerance: expected a fraction in [0, 1), found {tolerance}; e.g. "
+                         "tolerance=0.01")
+    if not friction_models(robot):
+        raise ModelError(f"select_friction: robot {robot.name} has no Coulomb friction to "
+                         "choose a model for; give its joints friction (coulomb) in the robot "
+                         "file")
+    if not isinstance(valid, Recording):
+        raise DataError(f"valid: expected one Recording held out from the training, found "
+                        f"{type(valid).__name__}")
+    estimator = estimator if estimator is not None else WLS()
+    order = [m for m in FRICTION_MODELS if m in candidates]
+    data = IdentificationData(with_friction(robot, order[0]), train, processing=processing)
+    errors, rows = {}, _rows(robot)
+    for model in order:
+        fitted, est, _ = _fit(data.with_robot(with_friction(robot, model)), _fresh(estimator),
+                              **options)
+        errors[model] = validate(fitted, est.result_, valid).rmse
+    choice = {}
+    for owner in friction_models(robot):
+        j = rows.get(owner)
+        score = {m: (errors[m][j] if j is not None else
+                     float(np.sqrt(np.mean(errors[m] ** 2)))) for m in order}
+        best = order[0]
+        for i, m in enumerate(order[1:], 1):
+            if score[m] < (1 - tolerance) * min(score[s] for s in order[:i]):
+                best = m
+        choice[owner] = best
+    final = data.with_robot(with_friction(robot, choice))
+    fitted, est, fit = _fit(final, _fresh(estimator), **options)
+    est.result_.solver.setdefault("friction", {"models": choice})
+    est.result_.solver["friction"]["selection"] = {
+        "validation_rmse": {m: [float(x) for x in e] for m, e in errors.items()},
+        "tolerance": float(tolerance)}
+    return FrictionChoice(choice, errors, tuple(robot.output_names), fitted, est,
+                          validate(fitted, est.result_, valid), fit)
