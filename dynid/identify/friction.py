@@ -39,11 +39,12 @@ import numpy as np
 import scipy.linalg
 import scipy.optimize
 
-from ..errors import DataError, DynidWarning, ModelError
+from ..errors import DataError, DynidWarning, ModelError, SolverError
 from ..models import Robot, base_parameters
 from ..models.friction import FrictionSlope, friction_models, nonlinear_terms
 from .data import IdentificationData
 from .estimators import WLS, Estimator, first_pass_covariance, weighted_fit
+from .system import RankDeficient
 
 __all__ = ["FrictionFit", "identify_friction"]
 
@@ -148,7 +149,8 @@ class _Projection:
     def __init__(self, data: IdentificationData, robot: Robot):
         self.data, self.terms = data, nonlinear_terms(robot)
         self.owners = [t.owner for t in self.terms]
-        self._others = [t for t in robot.terms if t not in self.terms]
+        self._all = list(robot.terms)
+        self._where = [self._all.index(t) for t in self.terms]
         self.augmented = self.robot(np.log([t.velocity for t in self.terms]), slopes=True)
         self.base = base_parameters(self.augmented)
         params = self.augmented.parameters
@@ -170,15 +172,26 @@ class _Projection:
 
     def robot(self, x: np.ndarray, *, slopes: bool) -> Robot:
         """The robot at log-velocities ``x``, with the slope columns when ``slopes``."""
-        terms = [t.with_velocity(float(np.exp(xi))) for t, xi in zip(self.terms, x, strict=True)]
-        extra = [FrictionSlope(t) for t in terms] if slopes else []
-        return self.data.robot.with_terms(self._others + terms + extra)
+        every = list(self._all)
+        for i, t, xi in zip(self._where, self.terms, x, strict=True):
+            every[i] = t.with_velocity(float(np.exp(xi)))
+        extra = [FrictionSlope(every[i]) for i in self._where] if slopes else []
+        return self.data.robot.with_terms(every + extra)
 
     def system(self, x: np.ndarray):
         """The compressed system of the robot with slopes at ``x``."""
         data = self.data.with_robot(self.robot(x, slopes=True), base=self.base)
         self.evaluations += 1
         return data.system()
+
+    def undetermined(self, exc: RankDeficient, x: np.ndarray) -> SolverError:
+        """The error of a system that does not determine every column at ``x``."""
+        names = ", ".join(self.base.names[c] for c in exc.columns)
+        return SolverError(f"friction: the data do not determine {names} at velocities "
+                           f"{', '.join(f'{v:.3g}' for v in np.exp(x))} (of "
+                           f"{', '.join(self.owners)}); record slow motions through zero "
+                           "velocity, lower the dead zone, raise the lower bound of the "
+                           "velocities, or use the coulomb model there")
 
     def amplitudes(self, theta: np.ndarray) -> np.ndarray:
         """The amplitude (k,) each slope column multiplies, at base parameters ``theta``."""
@@ -192,7 +205,10 @@ class _Projection:
             return self._cache[1]
         system = self.system(x)
         if self.weighting is None:
-            self.weighting = first_pass_covariance(system, diagonal=True)
+            try:
+                self.weighting = first_pass_covariance(system, diagonal=True)
+            except RankDeficient as exc:
+                raise self.undetermined(exc, x) from None
         stacked = system.system(covariance=self.weighting)
         R, z = stacked.R, stacked.qty
         rho = np.sqrt(max(stacked.residual_norm2(np.zeros(stacked.n_params)) - z @ z, 0.0))
@@ -309,8 +325,10 @@ def identify_friction(data: IdentificationData, estimator: Estimator | None = No
                           "bounds, or use another model for it", DynidWarning, stacklevel=2)
     # The linearization at the solution: the step left and the covariance of log v.
     system = projection.system(x)
-    weighting = projection.weighting
-    theta, cov, _ = weighted_fit(system, weighting)
+    try:
+        theta, cov, _ = weighted_fit(system, projection.weighting)
+    except RankDeficient as exc:
+        raise projection.undetermined(exc, x) from None
     # The slope's coefficient is the amplitude times the step of log v.
     amplitude = np.abs(projection.amplitudes(np.where(np.isin(np.arange(len(theta)),
                                                               projection.slopes), 0.0, theta)))
@@ -343,8 +361,14 @@ def _start(projection: _Projection, start, owners, lo, hi) -> np.ndarray:
         if not np.all(np.isfinite(x)):
             raise ModelError(f"start: expected velocities > 0, found {values}")
         return np.clip(x, lo, hi)
-    trials = np.linspace(0.1, 0.9, 5)
-    costs = []
+    trials = np.linspace(0.9, 0.1, 5)
+    costs, failure = [], None
     for t in trials:
-        costs.append(projection.evaluate(lo + t * (hi - lo))[2])
+        try:
+            costs.append(projection.evaluate(lo + t * (hi - lo))[2])
+        except SolverError as exc:  # velocities too low for any sample to see them
+            costs.append(np.inf)
+            failure = exc
+    if not np.isfinite(min(costs)):
+        raise failure
     return lo + trials[int(np.argmin(costs))] * (hi - lo)

@@ -7,16 +7,19 @@ simplest model whose validation RMSE on its own output is within ``tolerance`` o
 The friction of a joint acts on its own output first (through the transmission, on the
 outputs its actuator moves), so the per-output error separates the choices; the robot is then
 identified once more with the models chosen. The table of errors is returned with the choice.
+Warnings of the candidates' fits are not shown (a wrong model leaves a coloured residual), but
+for those of their friction velocities; the final fit's are.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import DataError, ModelError
+from ..errors import DataError, DynidWarning, ModelError
 from ..models import Robot
 from ..models.friction import FRICTION_MODELS, friction_models, nonlinear_terms, with_friction
 from .data import IdentificationData
@@ -146,9 +149,17 @@ def select_friction(robot: Robot, train: Recording | Sequence[Recording],
     data = IdentificationData(with_friction(robot, order[0]), train, processing=processing)
     errors, rows = {}, _rows(robot)
     for model in order:
-        fitted, est, _ = _fit(data.with_robot(with_friction(robot, model)), _fresh(estimator),
-                              **options)
-        errors[model] = validate(fitted, est.result_, valid).rmse
+        # A wrong candidate's residual is not white, as expected: of the candidates' warnings,
+        # only those about their friction fit are shown.
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            fitted, est, _ = _fit(data.with_robot(with_friction(robot, model)),
+                                  _fresh(estimator), **options)
+            errors[model] = validate(fitted, est.result_, valid).rmse
+        for w in caught:
+            if str(w.message).startswith("friction"):
+                warnings.warn(f"select_friction, candidate {model}: {w.message}", DynidWarning,
+                              stacklevel=2)
     choice = {}
     for owner in friction_models(robot):
         j = rows.get(owner)

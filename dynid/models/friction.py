@@ -29,7 +29,7 @@ from .robot import Robot
 from .terms import SPACES, CoordinateTerm, Term
 
 __all__ = ["FRICTION_MODELS", "FrictionSlope", "SigmoidCoulomb", "StribeckFriction",
-           "friction_models", "with_friction"]
+           "apply_friction", "friction_models", "with_friction"]
 
 #: The friction models a coordinate may have, from the simplest.
 FRICTION_MODELS = ("coulomb", "sigmoid", "stribeck")
@@ -240,8 +240,8 @@ def nonlinear_terms(robot: Robot) -> list[_Nonlinear]:
 
 
 def with_friction(robot: Robot, models: str | Mapping[str, str], *,
-                  velocities: float | Mapping[str, float] = 0.05, exponent: float = 2.0
-                  ) -> Robot:
+                  velocities: float | Mapping[str, float] = 0.05,
+                  exponent: float | Mapping[str, float] = 2.0) -> Robot:
     """The robot with the Coulomb friction of some coordinates replaced by another model.
 
     Parameters
@@ -255,7 +255,7 @@ def with_friction(robot: Robot, models: str | Mapping[str, str], *,
     velocities
         Initial Stribeck or sigmoid velocity (rad/s or m/s), one for all or per owner.
     exponent
-        Stribeck exponent ``δ``.
+        Stribeck exponent ``δ``, one for all or per owner.
 
     The viscous and offset friction of a coordinate stay as they are; its Coulomb term (and its
     prior) becomes the new model's, the static friction's prior being the Coulomb one. The
@@ -289,16 +289,40 @@ def with_friction(robot: Robot, models: str | Mapping[str, str], *,
     terms = []
     for term in robot.terms:
         model = models.get(getattr(term, "owner", None))
-        if model is None or not (isinstance(term, _Nonlinear) or "sign" in
-                                 getattr(term, "_sources", ())):
+        coulomb = isinstance(term, CoordinateTerm) and "sign" in term._sources
+        if model is None or not (isinstance(term, _Nonlinear) or coulomb) or \
+                (coulomb and model == "coulomb"):
             terms.append(term)
             continue
         v = velocities.get(term.owner, 0.05) if isinstance(velocities, Mapping) \
             else velocities
+        d = exponent.get(term.owner, 2.0) if isinstance(exponent, Mapping) else exponent
         rest, coulomb = _split(term)
         terms.extend(rest)
-        terms.append(_build(model, coulomb, v, exponent))
+        terms.append(_build(model, coulomb, v, d))
     return robot.with_terms(terms)
+
+
+def apply_friction(robot: Robot, settings: Mapping, where: str = "friction") -> Robot:
+    """The robot with the friction models, velocities and exponents of ``settings`` (as a
+    result stores them in ``solver["friction"]``: ``models``, ``velocities``,
+    ``exponents``); ``where`` names the settings in messages."""
+    try:
+        models = dict(settings["models"])
+        velocities = {k: float(v) for k, v in dict(settings.get("velocities", {})).items()}
+        exponents = {k: float(v) for k, v in dict(settings.get("exponents", {})).items()}
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ModelError(f"{where}: expected models (owner → model) and velocities and "
+                         f"exponents (owner → number), found {dict(settings)!r} ({exc})"
+                         ) from None
+    missing = [o for o, m in models.items() if m != "coulomb" and o not in velocities]
+    if missing:
+        raise ModelError(f"{where}: no velocity for the {models[missing[0]]} friction of "
+                         f"{missing[0]}; the settings name one per sigmoid or Stribeck model")
+    try:
+        return with_friction(robot, models, velocities=velocities, exponent=exponents)
+    except ModelError as exc:
+        raise ModelError(f"{where}: {exc}") from None
 
 
 def _split(term) -> tuple[list[Term], dict]:
