@@ -5,8 +5,11 @@ Coulomb-like friction given that model; velocities by :func:`~dynid.identify.fri
 identify_friction`), predicts a validation recording with each, and gives each coordinate the
 simplest model whose validation RMSE on its own output is within ``tolerance`` of the best.
 The friction of a joint acts on its own output first (through the transmission, on the
-outputs its actuator moves), so the per-output error separates the choices; the robot is then
-identified once more with the models chosen. The table of errors is returned with the choice.
+outputs its actuator moves), so the per-output error separates the choices. A second pass
+tries each coordinate's other models with the others at their first choice (a wrong model on
+one joint leaves errors in the shared inertial parameters that weigh on the others' outputs),
+and chooses again; the robot is then identified with the models chosen. The table of errors is
+returned with the choice.
 Warnings of the candidates' fits are not shown (a wrong model leaves a coloured residual), but
 for those of their friction velocities; the final fit's are.
 """
@@ -40,8 +43,12 @@ class FrictionChoice:
     ----------
     choice
         ``owner → model`` (joint or motor names).
+    scores
+        ``owner → model → validation RMSE`` of the owner's output with that model and the
+        other coordinates at their choice (the figures the choice compares).
     errors
-        ``model → validation RMSE per output`` (n,), in the outputs' units.
+        ``model → validation RMSE per output`` (n,) with every coordinate at that model (the
+        first pass), in the outputs' units.
     outputs
         The output names the errors are for.
     robot, estimator, validation
@@ -53,6 +60,7 @@ class FrictionChoice:
     """
 
     choice: dict[str, str]
+    scores: dict[str, dict[str, float]]
     errors: dict[str, np.ndarray]
     outputs: tuple[str, ...]
     robot: Robot
@@ -61,15 +69,14 @@ class FrictionChoice:
     fit: FrictionFit | None
 
     def table(self) -> str:
-        """The validation RMSE per output and model, the chosen model marked ``*``."""
-        models = list(self.errors)
-        lines = [f"{'output':<14}" + "".join(f"{m:>12}" for m in models)]
-        rows = _rows(self.robot)
-        chosen = {rows.get(o): m for o, m in self.choice.items()}
-        for j, name in enumerate(self.outputs):
-            cells = "".join(f"{self.errors[m][j]:11.4g}{'*' if chosen.get(j) == m else ' '}"
-                            for m in models)
-            lines.append(f"{name:<14}{cells}")
+        """The validation RMSE of each coordinate's output per model (:attr:`scores`), the
+        chosen model marked ``*``."""
+        models = [m for m in FRICTION_MODELS if any(m in s for s in self.scores.values())]
+        lines = [f"{'coordinate':<14}" + "".join(f"{m:>12}" for m in models)]
+        for owner, score in self.scores.items():
+            cells = "".join(f"{score[m]:11.4g}{'*' if self.choice[owner] == m else ' '}"
+                            if m in score else f"{'':12}" for m in models)
+            lines.append(f"{owner:<14}{cells}")
         return "\n".join(lines)
 
 
@@ -147,34 +154,68 @@ def select_friction(robot: Robot, train: Recording | Sequence[Recording],
     estimator = estimator if estimator is not None else WLS()
     order = [m for m in FRICTION_MODELS if m in candidates]
     data = IdentificationData(with_friction(robot, order[0]), train, processing=processing)
-    errors, rows = {}, _rows(robot)
-    for model in order:
-        # A wrong candidate's residual is not white, as expected: of the candidates' warnings,
-        # only those about their friction fit are shown.
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            fitted, est, _ = _fit(data.with_robot(with_friction(robot, model)),
-                                  _fresh(estimator), **options)
-            errors[model] = validate(fitted, est.result_, valid).rmse
-        for w in caught:
-            if str(w.message).startswith("friction"):
-                warnings.warn(f"select_friction, candidate {model}: {w.message}", DynidWarning,
-                              stacklevel=2)
-    choice = {}
-    for owner in friction_models(robot):
+    owners, rows = list(friction_models(robot)), _rows(robot)
+
+    def rmse(models) -> np.ndarray:
+        return _candidate(data.with_robot(with_friction(robot, models)), estimator, valid,
+                          options, models)[0]
+
+    def score(errors: np.ndarray, owner: str) -> float:
         j = rows.get(owner)
-        score = {m: (errors[m][j] if j is not None else
-                     float(np.sqrt(np.mean(errors[m] ** 2)))) for m in order}
-        best = order[0]
-        for i, m in enumerate(order[1:], 1):
-            if score[m] < (1 - tolerance) * min(score[s] for s in order[:i]):
-                best = m
-        choice[owner] = best
-    final = data.with_robot(with_friction(robot, choice))
-    fitted, est, fit = _fit(final, _fresh(estimator), **options)
+        return float(errors[j]) if j is not None else float(np.sqrt(np.mean(errors ** 2)))
+
+    # First pass: every coordinate with the same model.
+    errors = {m: rmse(m) for m in order}
+    choice = {o: _pick({m: score(errors[m], o) for m in order}, order, tolerance)
+              for o in owners}
+    # Second pass: each coordinate's alternatives with the others at their choice, so that a
+    # wrong model elsewhere does not weigh on its error.
+    scores = {o: {} for o in owners}
+    if len(owners) > 1 and len(order) > 1:
+        mixed = rmse(choice)
+        for owner in owners:
+            scores[owner][choice[owner]] = score(mixed, owner)
+            for m in order:
+                if m != choice[owner]:
+                    scores[owner][m] = score(rmse({**choice, owner: m}), owner)
+        choice = {o: _pick(scores[o], order, tolerance) for o in owners}
+    else:
+        scores = {o: {m: score(errors[m], o) for m in order} for o in owners}
+    fitted, est, fit = _candidate(data.with_robot(with_friction(robot, choice)), estimator,
+                                  valid, options, None)[1:]
     est.result_.solver.setdefault("friction", {"models": choice})
     est.result_.solver["friction"]["selection"] = {
         "validation_rmse": {m: [float(x) for x in e] for m, e in errors.items()},
-        "tolerance": float(tolerance)}
-    return FrictionChoice(choice, errors, tuple(robot.output_names), fitted, est,
+        "scores": scores, "tolerance": float(tolerance)}
+    return FrictionChoice(choice, scores, errors, tuple(robot.output_names), fitted, est,
                           validate(fitted, est.result_, valid), fit)
+
+
+def _pick(score: dict[str, float], order: list[str], tolerance: float) -> str:
+    """The simplest model whose score is below ``(1 − tolerance)`` times every simpler one's
+    (models in ``order``, simplest first)."""
+    ranked = [m for m in order if m in score]
+    best = ranked[0]
+    for i, m in enumerate(ranked[1:], 1):
+        if score[m] < (1 - tolerance) * min(score[s] for s in ranked[:i]):
+            best = m
+    return best
+
+
+def _candidate(data: IdentificationData, estimator: Estimator, valid: Recording,
+               options: dict, label) -> tuple[np.ndarray, Robot, Estimator, FrictionFit | None]:
+    """The validation RMSE (n,) of the model of ``data`` and its fit. With a ``label`` (a
+    candidate's models), only the warnings of its friction velocities are shown: a wrong
+    candidate's residual is not white, as expected."""
+    if label is None:
+        fitted, est, fit = _fit(data, _fresh(estimator), **options)
+        return validate(fitted, est.result_, valid).rmse, fitted, est, fit
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fitted, est, fit = _fit(data, _fresh(estimator), **options)
+        errors = validate(fitted, est.result_, valid).rmse
+    for w in caught:
+        if str(w.message).startswith("friction"):
+            warnings.warn(f"select_friction, candidate {label}: {w.message}", DynidWarning,
+                          stacklevel=3)
+    return errors, fitted, est, fit

@@ -5,6 +5,14 @@ from .bodies import Body
 from .closures import Closure, IdentityClosure, LinearClosure, NonlinearClosure
 from .cuts import Cut
 from .dh import DHJoint, LinkInertia, build_tree
+from .friction import (
+    FRICTION_MODELS,
+    SigmoidCoulomb,
+    StribeckFriction,
+    apply_friction,
+    friction_models,
+    with_friction,
+)
 from .levers import LeverScrew, screw_dynamics
 from .library import embedded_robots, load_robot, random_robot
 from .loops import LoopClosure
@@ -18,6 +26,7 @@ from .transmissions import Drive, Gear, Transmission
 from .tree import Tree
 
 __all__ = [
+    "FRICTION_MODELS",
     "LINK_KINDS",
     "OUTPUTS",
     "BaseParameters",
@@ -41,14 +50,18 @@ __all__ = [
     "ParameterSet",
     "Regressor",
     "Robot",
+    "SigmoidCoulomb",
+    "StribeckFriction",
     "Term",
     "TorsionalSpring",
     "Transmission",
     "Tree",
+    "apply_friction",
     "armature",
     "base_parameters",
     "build_tree",
     "embedded_robots",
+    "friction_models",
     "joint_friction",
     "load_robot",
     "load_robot_file",
@@ -57,4 +70,5 @@ __all__ = [
     "random_states",
     "robot_from_mapping",
     "screw_dynamics",
+    "with_friction",
 ]
