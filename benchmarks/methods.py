@@ -25,12 +25,13 @@ priors perturbed by ±10 %.
   Stribeck velocities 0.04 to 0.1 rad/s, static friction 1.5 times the Coulomb one, sign
   smoothed over 0.01 rad/s), ``--seeds`` closed-loop runs of 8 s and one validation run along
   another excitation. Per seed, :func:`~dynid.identify.identify_friction` (WLS, processing
-  chosen on the first seed) from a start of 0.3 rad/s, and a WLS fit with plain Coulomb
-  friction. ``stribeck_velocity_error_pct``: RMS over seeds and joints of the relative error of
-  the Stribeck velocity (``_bias_pct`` its mean, ``_z_rms`` the RMS of (estimate − truth)/σ);
-  ``stribeck_coulomb_error_pct``, ``stribeck_static_error_pct``: RMS relative errors of f_c and
-  f_s; ``stribeck_validation_error_pct`` and ``coulomb_validation_error_pct``: mean overall
-  relative error on the validation run of the two models.
+  chosen on the first seed, no dead zone) from a start of 0.3 rad/s, and a WLS fit with plain
+  Coulomb friction. ``stribeck_velocity_error_pct``: RMS over seeds and joints of the relative
+  error of the Stribeck velocity (``_bias_pct`` its mean, ``_z_rms`` the RMS of
+  (estimate − truth)/σ); ``stribeck_coulomb_error_pct``, ``stribeck_static_error_pct``: RMS
+  relative errors of f_c and f_s; ``stribeck_validation_error_pct`` and
+  ``coulomb_validation_error_pct``: mean overall relative error on the validation run of the
+  two models.
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ from dynid.hardware import FourierReference, SensorNoise, simulate, smooth_coulo
 from dynid.identify import (
     WLS,
     IdentificationData,
+    Processing,
     identify_drive_gains,
     identify_friction,
     identify_payload,
@@ -146,11 +148,11 @@ def friction_study(seeds: int) -> None:
     guess = with_friction(robot, "stribeck", velocities=0.3)
     coulomb = with_friction(robot, "coulomb")
     v_err, z, fc_err, fs_err, evaluations, val_s, val_c = [], [], [], [], [], [], []
-    processing = None
+    processing = Processing(deadzone=None)  # the rows near zero speed are the Stribeck ones
     start = time.perf_counter()
-    for rec in runs:
+    for k, rec in enumerate(runs):
         data = IdentificationData(guess, rec, processing=processing)
-        processing = processing or data.processing
+        processing = data.processing if k == 0 else processing
         fit = identify_friction(data, WLS())
         v = np.array([fit.velocities[o] for o in names])
         sigma = np.array([fit.sigma[o] for o in names])

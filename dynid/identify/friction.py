@@ -160,8 +160,8 @@ class _Projection:
                 if s not in where or np.any(self.base.grouping[where[s]] != 0)]
         if lost:
             raise DataError(f"friction: the velocity of {', '.join(lost)} cannot be identified "
-                            "(its effect is a combination of other columns); use the coulomb "
-                            "model there")
+                            "(its effect is a combination of other columns, as friction on "
+                            "both a joint and its motor can be); use the coulomb model there")
         self.slopes = np.array([where[s] for s in slopes])
         self.linear = np.setdiff1d(np.arange(self.base.rank), self.slopes)
         amp = [[(params.index(name), c) for name, c in t.amplitude] for t in self.terms]
@@ -256,6 +256,25 @@ def _check_excitation(data: IdentificationData, terms, bounds) -> None:
                 "model for it", DynidWarning, stacklevel=3)
 
 
+def _check_dead_zone(data: IdentificationData, terms, velocities: np.ndarray) -> None:
+    """Warn for each coordinate whose dead zone leaves out the speeds where its friction's
+    velocity acts (rows below the dead zone are not fitted, and their absence biases the
+    velocity)."""
+    if data.exclusion is None:
+        return
+    zone = data.exclusion.thresholds
+    for term, v in zip(terms, velocities, strict=True):
+        if term.space == "actuator":
+            continue
+        j = term.rows[0]
+        if zone[j] > 0.25 * v:
+            warnings.warn(f"friction of {term.owner}: the dead zone {zone[j]:.3g} leaves out "
+                          f"the rows below it, where its {term.velocity_name.replace('_', ' ')}"
+                          f" {v:.3g} acts, and biases it; identify with a dead zone well "
+                          "below it or none (Processing(deadzone=None), --deadzone 0)",
+                          DynidWarning, stacklevel=3)
+
+
 def identify_friction(data: IdentificationData, estimator: Estimator | None = None, *,
                       bounds: tuple[float, float] | Mapping[str, tuple[float, float]] = BOUNDS,
                       start: float | Mapping[str, float] | None = None,
@@ -339,6 +358,7 @@ def identify_friction(data: IdentificationData, estimator: Estimator | None = No
     step = theta[projection.slopes] / amplitude
     sigma_log = np.sqrt(np.diag(cov)[projection.slopes]) / amplitude
     velocities = np.exp(x)
+    _check_dead_zone(data, projection.terms, velocities)
     robot = projection.robot(x, slopes=False)
     estimator.fit(data.with_robot(robot))
     fit = FrictionFit(
