@@ -170,19 +170,24 @@ def select_friction(robot: Robot, train: Recording | Sequence[Recording],
               for o in owners}
     # Second pass: each coordinate's alternatives with the others at their choice, so that a
     # wrong model elsewhere does not weigh on its error.
-    scores = {o: {} for o in owners}
+    scores = {o: {m: score(errors[m], o) for m in order} for o in owners}
+    final = None
     if len(owners) > 1 and len(order) > 1:
-        mixed = rmse(choice)
+        first = dict(choice)
+        final = _candidate(data.with_robot(with_friction(robot, first)), estimator, valid,
+                           options, None)
         for owner in owners:
-            scores[owner][choice[owner]] = score(mixed, owner)
+            scores[owner] = {choice[owner]: score(final[0], owner)}
             for m in order:
                 if m != choice[owner]:
                     scores[owner][m] = score(rmse({**choice, owner: m}), owner)
         choice = {o: _pick(scores[o], order, tolerance) for o in owners}
-    else:
-        scores = {o: {m: score(errors[m], o) for m in order} for o in owners}
-    fitted, est, fit = _candidate(data.with_robot(with_friction(robot, choice)), estimator,
-                                  valid, options, None)[1:]
+        if choice != first:
+            final = None
+    if final is None:
+        final = _candidate(data.with_robot(with_friction(robot, choice)), estimator, valid,
+                           options, None)
+    fitted, est, fit = final[1:]
     est.result_.solver.setdefault("friction", {"models": choice})
     est.result_.solver["friction"]["selection"] = {
         "validation_rmse": {m: [float(x) for x in e] for m, e in errors.items()},
