@@ -282,3 +282,11 @@ def test_a_search_that_does_not_converge_warns(arm):
     with pytest.warns(DynidWarning, match="did not converge in .*raise max_evaluations"):
         fit = identify_friction(data, start=0.9, max_evaluations=2)
     assert not fit.converged and not fit.result.solver["friction"]["converged"]
+
+
+def test_docstring_examples_hold():
+    import doctest
+
+    import dynid.models.friction as module
+
+    assert doctest.testmod(module, extraglobs={"np": np}).failed == 0

@@ -120,3 +120,40 @@ def test_a_result_with_a_bad_friction_entry_exits_2(files, capsys):
     code, _, err = _run(["validate", str(bad), test, "--quiet"], capsys)
     assert code == 2
     assert "solver.friction" in err and "unknown model 'lugre'" in err
+
+
+def test_a_robot_file_declaring_stribeck_friction_is_identified_without_options(files, capsys):
+    robot_file, (train, _), folder = files
+    text = Path(robot_file).read_text()
+    declared = folder / "declared.yaml"
+    declared.write_text(text.replace(
+        "friction: {viscous: 0.1, coulomb: 0.3}",
+        "friction: {viscous: 0.1, coulomb: 0.3, model: stribeck, velocity: 0.3, static: 0.4}",
+        1))
+    robot = dynid.load_robot(declared)
+    assert [p.name for p in robot.parameters if p.owner == "shoulder"] == \
+        ["shoulder.fv", "shoulder.fc", "shoulder.fs"]
+    assert robot.parameters[robot.parameters.names.index("shoulder.fs")].prior == 0.4
+    out = folder / "declared.json"
+    code, _, err = _run(["identify", str(declared), train, "-o", str(out), "--method",
+                               "ols", "--deadzone", "0", "--quiet"], capsys)
+    assert code == 0, err
+    friction = json.loads(out.read_text())["solver"]["friction"]
+    assert friction["models"] == {"shoulder": "stribeck", "elbow": "coulomb"}
+    assert abs(friction["velocities"]["shoulder"] - TRUE_V["shoulder"]) < 0.02
+
+
+@pytest.mark.parametrize("entry, message", [
+    ({"coulomb": 0.3, "model": "lugre"}, r"friction.model: expected one of coulomb, sigmoid, "
+                                         r"stribeck, found 'lugre'"),
+    ({"coulomb": 0.3, "model": "sigmoid", "static": 1.0}, "a sigmoid friction has no static"),
+    ({"coulomb": 0.3, "velocity": 0.1}, "a coulomb friction has no velocity"),
+    ({"viscous": 0.1, "model": "stribeck"}, "a stribeck friction needs its coulomb value"),
+    ({"coulomb": 0.3, "model": "stribeck", "velocity": 0.0}, r"friction.velocity: .*> 0")])
+def test_bad_friction_entries_of_a_robot_file_raise(entry, message):
+    import yaml
+
+    data = yaml.safe_load((DATA / "arm2.yaml").read_text())
+    data["joints"]["elbow"]["friction"] = entry
+    with pytest.raises(dynid.ModelError, match=message):
+        dynid.models.robot_from_mapping(data)

@@ -106,6 +106,7 @@ def _estimator(args: argparse.Namespace, robot):
 
 def _identify(args: argparse.Namespace) -> None:
     from ..models import load_robot
+    from .cli_friction import has_nonlinear_friction
     from .data import IdentificationData
 
     robot_file = [args.robot] if Path(args.robot).is_file() else []
@@ -121,14 +122,14 @@ def _identify(args: argparse.Namespace) -> None:
         recordings.append(read_recording(p, args, robot, trims.get(p)))
     steps.next("processing")
     friction = None
-    if args.friction is None:
+    if args.friction is None and not has_nonlinear_friction(robot):
         data = IdentificationData(robot, recordings, processing=processing)
         steps.next(f"fitting ({args.method})")
         est = estimator.fit(data)
     else:
         from .cli_friction import fit
 
-        steps.next(f"fitting ({args.method}, friction {args.friction})")
+        steps.next(f"fitting ({args.method}, friction {args.friction or 'of the robot'})")
         est, friction = fit(args, robot, recordings, processing, estimator)
     source = str(Path(args.robot).resolve()) if robot_file else args.robot
     result = replace(est.result_, robot_source=source)

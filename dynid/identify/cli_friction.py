@@ -4,10 +4,11 @@
 friction that model; ``--friction joint1=stribeck,joint3=sigmoid`` sets some of them (the
 others keep Coulomb friction); ``--friction auto`` chooses per coordinate by the validation
 error on the last recording, held out (:func:`~dynid.identify.friction_choice.
-select_friction`). Sigmoid and Stribeck velocities are identified by variable projection
-within ``--friction-bounds`` (:func:`~dynid.identify.friction.identify_friction`); they are
-stored in the result's ``solver.friction`` and the robot is rebuilt with them when the result
-is read again.
+select_friction`). Without ``--friction``, the sigmoid and Stribeck friction a robot file
+declares (``friction: {model: stribeck, ...}``) is identified the same way. Sigmoid and
+Stribeck velocities are identified by variable projection within ``--friction-bounds``
+(:func:`~dynid.identify.friction.identify_friction`); they are stored in the result's
+``solver.friction`` and the robot is rebuilt with them when the result is read again.
 """
 
 from __future__ import annotations
@@ -18,13 +19,13 @@ from collections.abc import Sequence
 from .._arguments import number
 from ..errors import DataError, ModelError
 from ..models import Robot
-from ..models.friction import FRICTION_MODELS, friction_models, with_friction
+from ..models.friction import FRICTION_MODELS, friction_models, nonlinear_terms, with_friction
 from .data import IdentificationData
 from .estimators import Estimator
 from .processing import Processing
 from .recording import Recording
 
-__all__ = ["add_arguments", "fit", "parse_friction"]
+__all__ = ["add_arguments", "fit", "has_nonlinear_friction", "parse_friction"]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -38,6 +39,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                    metavar=("LOW", "HIGH"),
                    help="bounds of the sigmoid and Stribeck velocities, rad/s or m/s "
                         "(default 0.001 1)")
+
+
+def has_nonlinear_friction(robot: Robot) -> bool:
+    """Whether the robot has sigmoid or Stribeck friction (from its file)."""
+    return bool(nonlinear_terms(robot))
 
 
 def parse_friction(spec: str, robot: Robot) -> str | dict[str, str]:
@@ -71,8 +77,12 @@ def fit(args: argparse.Namespace, robot: Robot, recordings: Sequence[Recording],
     from .friction import BOUNDS, identify_friction
     from .friction_choice import select_friction
 
-    spec = parse_friction(args.friction, robot)
     bounds = tuple(args.friction_bounds) if args.friction_bounds else BOUNDS
+    if args.friction is None:  # the sigmoid and Stribeck friction of the robot file
+        data = IdentificationData(robot, recordings, processing=processing)
+        friction = identify_friction(data, estimator, bounds=bounds)
+        return friction.estimator, friction.summary()
+    spec = parse_friction(args.friction, robot)
     if spec == "auto":
         if len(recordings) < 2:
             raise DataError("--friction auto: the last recording is held out to choose the "

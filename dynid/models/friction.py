@@ -263,10 +263,12 @@ def with_friction(robot: Robot, models: str | Mapping[str, str], *,
 
     Examples
     --------
-    >>> robot = load_robot("panda")                                   # doctest: +SKIP
-    >>> stribeck = with_friction(robot, {"panda_joint2": "stribeck"}, velocities=0.1)
-    >>> friction_models(stribeck)["panda_joint2"]                      # doctest: +SKIP
-    'stribeck'
+    >>> from dynid.models import load_robot
+    >>> robot = with_friction(load_robot("panda"), {"joint2": "stribeck"}, velocities=0.1)
+    >>> friction_models(robot)["joint2"], friction_models(robot)["joint1"]
+    ('stribeck', 'coulomb')
+    >>> [p.name for p in robot.parameters if p.owner == "joint2"]
+    ['joint2.fv', 'joint2.fc', 'joint2.fs']
     """
     have = friction_models(robot)
     if isinstance(models, str):
@@ -297,10 +299,22 @@ def with_friction(robot: Robot, models: str | Mapping[str, str], *,
         v = velocities.get(term.owner, 0.05) if isinstance(velocities, Mapping) \
             else velocities
         d = exponent.get(term.owner, 2.0) if isinstance(exponent, Mapping) else exponent
-        rest, coulomb = _split(term)
-        terms.extend(rest)
-        terms.append(_build(model, coulomb, v, d))
+        terms.extend(convert(term, model, v, d))
     return robot.with_terms(terms)
+
+
+def convert(term: Term, model: str, velocity: float, exponent: float = 2.0,
+            static: float | None = None) -> list[Term]:
+    """A Coulomb (or sigmoid, Stribeck) friction term as ``model``: its other quantities in a
+    :class:`~dynid.models.terms.CoordinateTerm`, then the new term (``static``: the Stribeck
+    static friction's prior, default the Coulomb one)."""
+    rest, coulomb = _split(term)
+    new = _build(model, coulomb, velocity, exponent)
+    if static is not None and isinstance(new, StribeckFriction):
+        fc, fs = new.parameters
+        new.parameters = (fc, Parameter(fs.owner, fs.kind, fs.unit, fs.group, float(static),
+                                        lower=0.0))
+    return [*rest, new]
 
 
 def apply_friction(robot: Robot, settings: Mapping, where: str = "friction") -> Robot:
