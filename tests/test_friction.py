@@ -92,6 +92,33 @@ def test_stribeck_and_sigmoid_forces_match_their_closed_forms(arm):
     np.testing.assert_allclose(friction[:, 3], 0.0, atol=1e-12)
 
 
+def test_motor_side_stribeck_friction_reaches_the_joint_through_the_gear():
+    robot = random_robot(2, seed=3, friction=True, motors=True)
+    motor = with_friction(robot, {"motor1": "stribeck"}, velocities=0.5)
+    names = motor.parameters.names
+    assert {"motor1.fcm", "motor1.fsm", "motor1.fvm"} <= set(names)
+    rng = np.random.default_rng(4)
+    q, v, a = (rng.standard_normal((100, 2)) * s for s in (0.5, 0.1, 1.0))
+    theta = np.zeros(len(names))
+    theta[names.index("motor1.fcm")], theta[names.index("motor1.fsm")] = 0.01, 0.03
+    y = Regressor(motor).predict(q, v, a, theta)           # joint torques
+    K = robot.transmission.jacobian(q)                     # q̇_m = K q̇
+    vm = np.einsum("nij,nj->ni", K, v)
+    tau_m = np.zeros_like(vm)
+    tau_m[:, 0] = stribeck(vm[:, 0], 0.01, 0.03, 0.5)
+    np.testing.assert_allclose(y, np.einsum("nji,nj->ni", K, tau_m), atol=1e-12)
+    # Its velocity is identified like a joint's.
+    m = motion(motor, 2)
+    theta = true_parameters(motor, np.random.default_rng(0))
+    theta[names.index("motor1.fsm")] = 3 * theta[names.index("motor1.fcm")]
+    data = IdentificationData(with_friction(motor, {"motor1": "stribeck"}, velocities=2.0),
+                              run(motor, theta, m), processing=RAW)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DynidWarning)  # exact data
+        fit = identify_friction(data, OLS(), bounds=(0.01, 10.0))
+    assert fit.velocities["motor1"] == pytest.approx(0.5, rel=1e-5)
+
+
 @pytest.mark.parametrize("term", [
     StribeckFriction("j", 0, velocity=0.07, coulomb=0.4, static=0.9, exponent=1.5),
     StribeckFriction("j", 0, velocity=0.07, coulomb=0.4, static=0.9, smoothing=0.01),
