@@ -259,6 +259,17 @@ def test_unknown_model_names_raise(arm):
         select_friction(base, [], None, candidates=("lugre",))
 
 
+def test_bad_selection_settings_raise(arm):
+    base, truth, theta = arm
+    rec = run(truth, theta, motion(truth, 2), 0)
+    with pytest.raises(ModelError, match=r"tolerance: expected a fraction in \[0, 1\), found 1.5"):
+        select_friction(base, rec, rec, tolerance=1.5)
+    with pytest.raises(DataError, match=r"valid: expected one Recording .* found list"):
+        select_friction(base, rec, [rec])
+    with pytest.raises(ModelError, match="no Coulomb friction to choose a model for"):
+        select_friction(random_robot(2, seed=1), rec, rec)
+
+
 @pytest.mark.parametrize("bounds, message", [
     ((0.0, 1.0), "lower velocity bound must be > 0.*found 0"),
     ((-0.1, 1.0), "lower velocity bound must be > 0.*found -0.1"),

@@ -17,7 +17,7 @@ for those of their friction velocities; the final fit's are.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,7 +27,7 @@ from ..models import Robot
 from ..models.friction import FRICTION_MODELS, friction_models, nonlinear_terms, with_friction
 from .data import IdentificationData
 from .estimators import WLS, Estimator
-from .friction import FrictionFit, identify_friction
+from .friction import BOUNDS, FrictionFit, identify_friction
 from .processing import Processing
 from .recording import Recording
 from .validation import Validation, validate
@@ -105,7 +105,10 @@ def _fit(data: IdentificationData, estimator: Estimator, **options
 def select_friction(robot: Robot, train: Recording | Sequence[Recording],
                     valid: Recording, *, candidates: Sequence[str] = FRICTION_MODELS,
                     estimator: Estimator | None = None, processing: Processing | None = None,
-                    tolerance: float = 0.01, **options) -> FrictionChoice:
+                    tolerance: float = 0.01,
+                    bounds: tuple[float, float] | Mapping[str, tuple[float, float]] = BOUNDS,
+                    start: float | Mapping[str, float] | None = None,
+                    max_evaluations: int = 60) -> FrictionChoice:
     """Choose each coordinate's friction model by its validation error.
 
     Parameters
@@ -124,9 +127,8 @@ def select_friction(robot: Robot, train: Recording | Sequence[Recording],
     tolerance
         A more complex model is chosen only when its validation RMSE is below
         ``(1 − tolerance)`` times that of every simpler one.
-    options
-        ``bounds``, ``start``, ``max_evaluations`` of :func:`~dynid.identify.friction.
-        identify_friction`.
+    bounds, start, max_evaluations
+        Settings of :func:`~dynid.identify.friction.identify_friction` for every fit.
 
     Examples
     --------
@@ -152,6 +154,7 @@ def select_friction(robot: Robot, train: Recording | Sequence[Recording],
         raise DataError(f"valid: expected one Recording held out from the training, found "
                         f"{type(valid).__name__}")
     estimator = estimator if estimator is not None else WLS()
+    options = {"bounds": bounds, "start": start, "max_evaluations": max_evaluations}
     order = [m for m in FRICTION_MODELS if m in candidates]
     data = IdentificationData(with_friction(robot, order[0]), train, processing=processing)
     owners, rows = list(friction_models(robot)), _rows(robot)
