@@ -43,10 +43,12 @@ from .identify import (
     Recording,
     Trim,
     identify_drive_gains,
+    identify_friction,
     identify_payload,
     load_result,
     read_csv,
     read_npz,
+    select_friction,
     validate,
 )
 from .models import (
@@ -59,6 +61,7 @@ from .models import (
     embedded_robots,
     load_robot,
     random_robot,
+    with_friction,
 )
 from .report import write_report
 from .trajectories import DesignSettings, FourierTrajectory, design_excitation, load_trajectory
@@ -103,6 +106,7 @@ __all__ = [
     "design_excitation",
     "embedded_robots",
     "identify_drive_gains",
+    "identify_friction",
     "identify_payload",
     "load_result",
     "load_robot",
@@ -110,8 +114,10 @@ __all__ = [
     "random_robot",
     "read_csv",
     "read_npz",
+    "select_friction",
     "urdf_text",
     "validate",
+    "with_friction",
     "write_mjcf",
     "write_report",
     "write_urdf",

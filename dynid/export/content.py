@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from ..models import LinearClosure, Robot
+from ..models.friction import SigmoidCoulomb, StribeckFriction
 from ..models.terms import CoordinateTerm
 from ..models.transmissions import Gear
 from ..models.tree import Mimic
@@ -126,6 +127,16 @@ def describe(robot: Robot) -> Content:
                    "torques, not currents")
     smoothed = []
     for term in robot.terms:
+        if isinstance(term, SigmoidCoulomb | StribeckFriction) and term.space != "actuator":
+            t = term.rows[0] if term.space == "tree" else same[term.rows[0]]
+            fc = term.parameters[0].name
+            if t is not None:
+                joints[tree.joint_names[t]].friction = fc
+                written.append(fc)
+            out.append(f"{term!r}: the formats' friction is a constant Coulomb level, {fc}; "
+                       f"the {term.model} shape is left out"
+                       + (f" ({term.parameters[1].name})" if len(term.parameters) > 1 else ""))
+            continue
         if not isinstance(term, CoordinateTerm):
             names = ", ".join(p.name for p in term.parameters)
             out.append(f"{term!r} ({names}): springs and cables have no place in the formats")

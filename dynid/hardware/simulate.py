@@ -40,6 +40,7 @@ from ..errors import DataError
 from ..identify.recording import Recording
 from ..models import Robot
 from ..models.dynamics import Dynamics
+from ..models.friction import StribeckFriction
 from ..models.terms import CoordinateTerm
 from .drives import DriveLoops, Gains, encoder_steps, tune_loops
 from .plant import Plant
@@ -62,7 +63,7 @@ class Simulation:
 
 
 def smooth_coulomb(robot: Robot, *, joint: float, motor: float | None = None) -> Robot:
-    """The robot with the sign of every Coulomb term smoothed, ``tanh(ẋ / s)``, over
+    """The robot with the sign of every Coulomb and Stribeck term smoothed, ``tanh(ẋ / s)``, over
     ``s = joint`` (rad/s or m/s) on joint coordinates and ``s = motor`` on actuator ones
     (default: ``joint``).
 
@@ -72,7 +73,7 @@ def smooth_coulomb(robot: Robot, *, joint: float, motor: float | None = None) ->
     """
     terms = []
     for term in robot.terms:
-        if isinstance(term, CoordinateTerm):
+        if isinstance(term, (CoordinateTerm, StribeckFriction)):
             term = copy.copy(term)
             term.smoothing = float(motor if motor is not None and term.space == "actuator"
                                    else joint)

@@ -36,6 +36,8 @@ from .delays import Delays, compensate, estimate_delays
 from .derivatives import butterworth_states, estimate_states, savgol_states, savgol_window
 from .estimators import OLS, WLS, Estimator, GaussMarkov
 from .exclusion import Excluded
+from .friction import FrictionFit, identify_friction
+from .friction_choice import FrictionChoice, select_friction
 from .gains import DriveGains, identify_drive_gains
 from .likelihood import MaximumLikelihood
 from .outcome import Outcome
@@ -75,6 +77,8 @@ __all__ = [
     "Estimator",
     "Excluded",
     "Flat",
+    "FrictionChoice",
+    "FrictionFit",
     "GaussMarkov",
     "IdentificationData",
     "IdentificationResult",
@@ -103,6 +107,7 @@ __all__ = [
     "estimate_delays",
     "estimate_states",
     "identify_drive_gains",
+    "identify_friction",
     "identify_payload",
     "load_column_map",
     "load_result",
@@ -118,6 +123,7 @@ __all__ = [
     "save_npz",
     "savgol_states",
     "savgol_window",
+    "select_friction",
     "signal_bandwidth",
     "spectral_states",
     "structure_uncertainty",

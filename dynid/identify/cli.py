@@ -106,6 +106,7 @@ def _estimator(args: argparse.Namespace, robot):
 
 def _identify(args: argparse.Namespace) -> None:
     from ..models import load_robot
+    from .cli_friction import has_nonlinear_friction
     from .data import IdentificationData
 
     robot_file = [args.robot] if Path(args.robot).is_file() else []
@@ -120,9 +121,16 @@ def _identify(args: argparse.Namespace) -> None:
         steps.next(f"reading {Path(p).name}")
         recordings.append(read_recording(p, args, robot, trims.get(p)))
     steps.next("processing")
-    data = IdentificationData(robot, recordings, processing=processing)
-    steps.next(f"fitting ({args.method})")
-    est = estimator.fit(data)
+    friction = None
+    if args.friction is None and not has_nonlinear_friction(robot):
+        data = IdentificationData(robot, recordings, processing=processing)
+        steps.next(f"fitting ({args.method})")
+        est = estimator.fit(data)
+    else:
+        from .cli_friction import fit
+
+        steps.next(f"fitting ({args.method}, friction {args.friction or 'of the robot'})")
+        est, friction = fit(args, robot, recordings, processing, estimator)
     source = str(Path(args.robot).resolve()) if robot_file else args.robot
     result = replace(est.result_, robot_source=source)
     steps.next("writing")
@@ -133,8 +141,8 @@ def _identify(args: argparse.Namespace) -> None:
     for path, rec in zip(args.recordings, recordings, strict=True):
         report_read(path, rec)
     print(f"data         {result.n_samples} samples from {len(recordings)} recording(s)")
-    print(f"method       {result.method}; {data.base.rank} base parameters; covariance "
-          f"{result.covariance_method}")
+    print(f"method       {result.method}; {len(result.base_names)} base parameters; "
+          f"covariance {result.covariance_method}")
     proc = result.processing
     for k, line in enumerate(proc.summary().splitlines()):
         print(f"{'processing' if k == 0 else '':12} {line}")
@@ -146,6 +154,9 @@ def _identify(args: argparse.Namespace) -> None:
         passes = f", {w['iterations']} passes, {'settled' if w['settled'] else 'NOT settled'}" \
             if "iterations" in w else ""
         print(f"weights      σ {w['source']}{passes}: " + " ".join(f"{x:.4g}" for x in w["sigma"]))
+    if friction is not None:
+        for k, line in enumerate(friction.splitlines()):
+            print(f"{'friction' if k == 0 else '':12} {line}")
     print("training RMSE " + " ".join(f"{r:.4g}" for r in result.training_rmse))
     print()
     print(result.uncertainty().table())
@@ -244,6 +255,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--noise-covariance", default=None, metavar="FILE",
                    help="text file of the outputs' noise covariance (n rows of n numbers): "
                         "fixed weights")
+    from .cli_friction import add_arguments
+
+    add_arguments(ident)
     ident.add_argument("--quiet", action="store_true", help="no progress bar")
     ident.set_defaults(func=_identify)
 

@@ -25,6 +25,7 @@ one. The system keeps the other outputs' rows of such a sample
 
 from __future__ import annotations
 
+import copy
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
@@ -284,6 +285,26 @@ class IdentificationData(CompressedData):
         #: The dead zone and rests applied (``None``: no row left out).
         self.exclusion: Exclusion | None = None
         self.processing = self._resolve_exclusion(processing)
+
+    def with_robot(self, robot: Robot, *, base: BaseParameters | None = None
+                   ) -> IdentificationData:
+        """The same recordings, processing and rows left out, for a robot that differs from
+        this data's in its parameters and terms only (same coordinates and output); its system
+        is built anew. Used to refit a model with other friction terms without processing the
+        recordings again."""
+        if (robot.n, robot.output, robot.joint_names) != \
+                (self.robot.n, self.robot.output, self.robot.joint_names):
+            raise DataError(f"with_robot: robot {robot.name} has other coordinates or output "
+                            f"than {self.robot.name}; build IdentificationData(robot, "
+                            "recordings) for it")
+        out = copy.copy(self)
+        out.robot, out.regressor = robot, Regressor(robot)
+        out.base = base if base is not None else base_parameters(out.regressor)
+        if out.base.parameters != robot.parameters:
+            raise DataError("with_robot: base computed for another parameter set than the "
+                            "robot's")
+        out._system = None
+        return out
 
     def _resolve_exclusion(self, processing: Processing) -> Processing:
         """The processing with its outcome: the dead zone and rests resolved for these data,

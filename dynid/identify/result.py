@@ -196,6 +196,10 @@ def load_result_and_robot(path: str | Path, robot: str | Path | None = None):
     model = load_robot(source)
     if model.output != result.output:
         model = model.with_output(result.output)
+    if result.solver.get("friction"):
+        from ..models.friction import apply_friction
+
+        model = apply_friction(model, result.solver["friction"], f"{path}: solver.friction")
     return result, model
 
 

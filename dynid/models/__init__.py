@@ -5,6 +5,14 @@ from .bodies import Body
 from .closures import Closure, IdentityClosure, LinearClosure, NonlinearClosure
 from .cuts import Cut
 from .dh import DHJoint, LinkInertia, build_tree
+from .friction import (
+    FRICTION_MODELS,
+    SigmoidCoulomb,
+    StribeckFriction,
+    apply_friction,
+    friction_models,
+    with_friction,
+)
 from .levers import LeverScrew, screw_dynamics
 from .library import embedded_robots, load_robot, random_robot
 from .loops import LoopClosure
@@ -27,6 +35,7 @@ from .transmissions import Drive, Gear, Transmission
 from .tree import Tree
 
 __all__ = [
+    "FRICTION_MODELS",
     "LINK_KINDS",
     "OUTPUTS",
     "BaseParameters",
@@ -51,18 +60,22 @@ __all__ = [
     "ParameterSet",
     "Regressor",
     "Robot",
+    "SigmoidCoulomb",
     "StewartClosure",
     "StewartGeometry",
+    "StribeckFriction",
     "Term",
     "TorsionalSpring",
     "Transmission",
     "Tree",
+    "apply_friction",
     "armature",
     "base_parameters",
     "build_tree",
     "check_poses",
     "direct_kinematics",
     "embedded_robots",
+    "friction_models",
     "joint_friction",
     "leg_friction",
     "load_robot",
@@ -73,4 +86,5 @@ __all__ = [
     "robot_from_mapping",
     "screw_dynamics",
     "stewart_platform",
+    "with_friction",
 ]

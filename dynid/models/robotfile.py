@@ -21,7 +21,8 @@ The format (every key is checked; an unknown, missing or malformed one raises
     joints:                             # when present, names every joint exactly once
       joint1:
         limits: {position: [-2.9, 2.9], velocity: 2.175, acceleration: 15, effort: 87}
-        friction: {viscous: 0.1, coulomb: 0.5, offset: 0.0, smoothing: 0.01}
+        friction: {viscous: 0.1, coulomb: 0.5, offset: 0.0, smoothing: 0.01,
+                   model: stribeck, velocity: 0.05, static: 0.8, exponent: 2}  # or sigmoid
         actuator: {name: motor1, ratio: 100, rotor_inertia: 1.0e-5, viscous: 1.0e-5,  # or
                    # armature: 0.1 (inertia reflected to the joint, r²·rotor_inertia)
                    coulomb: 1.0e-3, offset: 0.0, torque_constant: 0.1, smoothing: 0.0,
@@ -48,7 +49,10 @@ finite origins, one tree. Its ``<mimic>`` joints follow their leaders through th
 file itself is read with bounds (:mod:`dynid._files`): at most 1 MB of UTF-8 text, and at most
 100 000 YAML nodes once anchors and aliases are expanded.
 Friction and actuator quantities that are given get a parameter (with the value as prior); those
-left out are not modelled.
+left out are not modelled. A joint's friction ``model`` is ``coulomb`` (default), ``sigmoid``
+(``f_c tanh(v / velocity)``) or ``stribeck`` (static friction ``static``, Stribeck
+``velocity`` and ``exponent``; :mod:`dynid.models.friction`); the velocity is the starting value
+of its identification (default 0.05).
 """
 
 from __future__ import annotations
@@ -65,6 +69,7 @@ from . import _mechanisms as M
 from . import _schema as S
 from .base import random_states
 from .dh import DHJoint, LinkInertia, build_tree
+from .friction import FRICTION_MODELS, convert
 from .loops import LoopClosure
 from .regressor import Regressor
 from .robot import OUTPUTS, Limits, Robot
@@ -83,7 +88,8 @@ _ROW = {"modified_dh": ("joint", "link", "type", "d", "r", "alpha", "theta", "ga
 _JOINT = ("limits", "friction", "actuator")
 _LIMITS = ("position", "velocity", "acceleration", "effort", "unit")
 _ENCODER = ("increments_per_turn", "zero")
-_FRICTION = ("viscous", "coulomb", "offset", "smoothing")
+_FRICTION = ("viscous", "coulomb", "offset", "smoothing", "model", "velocity", "static",
+             "exponent")
 _ACTUATOR = ("name", "ratio", "rotor_inertia", "armature", "viscous", "coulomb", "offset",
              "torque_constant", "smoothing", "encoder", "limits", "lever", "screw")
 #: Largest robot file read (bytes); the embedded ones are a few kB.
@@ -262,14 +268,33 @@ def _friction(entry: dict, path: str, joint: str, row: int, space: str, prismati
     if entry.get("friction") is None:
         return
     fr = S.mapping(entry["friction"], f"{path}.friction", _FRICTION)
-    values = {k: S.number(fr[k], f"{path}.friction.{k}", nonnegative=k != "offset")
-              for k in fr}
-    if not set(values) - {"smoothing"}:  # no friction quantity given: none modelled
+    model = fr.get("model", "coulomb")
+    if model not in FRICTION_MODELS:
+        raise S.fail(f"{path}.friction.model", f"expected one of {', '.join(FRICTION_MODELS)}, "
+                     f"found {model!r}; e.g. model: stribeck")
+    values = {k: S.number(fr[k], f"{path}.friction.{k}", nonnegative=k != "offset",
+                          positive=k in ("velocity", "exponent"))
+              for k in fr if k != "model"}
+    shape = {"velocity", "static", "exponent"} & set(values)
+    allowed = {"coulomb": set(), "sigmoid": {"velocity"}, "stribeck": shape}[model]
+    if shape - allowed:
+        key = sorted(shape - allowed)[0]
+        raise S.fail(f"{path}.friction.{key}", f"a {model} friction has no {key}; "
+                     f"give model: stribeck (velocity, static, exponent) or sigmoid (velocity)")
+    if model != "coulomb" and "coulomb" not in values:
+        raise S.fail(f"{path}.friction", f"a {model} friction needs its coulomb value (the "
+                     f"prior of {joint}.fc), e.g. {{model: {model}, coulomb: 0.5, "
+                     "velocity: 0.05}")
+    if not set(values) - {"smoothing"} - shape:  # no friction quantity given: none modelled
         return
-    terms.append(joint_friction(joint, row, space=space, linear=prismatic,
-                                viscous=values.get("viscous"), coulomb=values.get("coulomb"),
-                                offset=values.get("offset"),
-                                smoothing=values.get("smoothing", 0.0)))
+    term = joint_friction(joint, row, space=space, linear=prismatic,
+                          viscous=values.get("viscous"), coulomb=values.get("coulomb"),
+                          offset=values.get("offset"), smoothing=values.get("smoothing", 0.0))
+    if model == "coulomb":
+        terms.append(term)
+    else:
+        terms.extend(convert(term, model, values.get("velocity", 0.05),
+                             values.get("exponent", 2.0), values.get("static")))
 
 
 def _all_or_none(values: list, names: tuple[str, ...], key: str) -> list | None:

@@ -24,6 +24,7 @@ from ..identify.validation import Validation, validate
 from ..models import Robot
 from .conditioning import Conditioning, conditioning
 from .consistency import Consistency, consistency
+from .friction import friction_html
 from .html import Cell, Section, figure, heading, page, paragraph, table
 from .settings import settings_html
 from .tables import (
@@ -156,6 +157,8 @@ def _contents(robot: Robot, result: IdentificationResult, train: dict[str, Recor
         Section("consistency", "Physical consistency", _consistency(checks)),
         Section("conditioning", "Condition numbers", _conditioning(cond)),
         Section("whiteness", "Residual whiteness", _whiteness(result)),
+        *([Section("friction", "Friction", friction_html(result))]
+          if result.solver.get("friction") else []),
         Section("settings", "Settings", settings_html(result)),
     ]
 
