@@ -14,6 +14,11 @@ A payload, drive gains::
     payload = identify_payload(robot, est.result_, loaded_run, "flange")   # ten parameters
     gains = identify_drive_gains(robot, empty_run, loaded_run, known_box)  # torque per ampere
 
+Essential parameters (the base parameters that matter for prediction)::
+
+    ess = essential_parameters(data, WLS(), validation=rec3, tolerance=0.01)
+    print(ess.summary())                                   # each step's validation error
+
 Reading logs::
 
     from dynid.identify import ColumnMap, Trim, read_csv, read_npz
@@ -34,6 +39,7 @@ from .consistent import PhysicallyConsistent
 from .data import CompressedData, IdentificationData
 from .delays import Delays, compensate, estimate_delays
 from .derivatives import butterworth_states, estimate_states, savgol_states, savgol_window
+from .essential import EssentialParameters, EssentialStep, essential_parameters
 from .estimators import OLS, WLS, Estimator, GaussMarkov
 from .exclusion import Excluded
 from .gains import DriveGains, identify_drive_gains
@@ -71,6 +77,8 @@ __all__ = [
     "CompressedData",
     "Delays",
     "DriveGains",
+    "EssentialParameters",
+    "EssentialStep",
     "Estimator",
     "Excluded",
     "Flat",
@@ -98,6 +106,7 @@ __all__ = [
     "com_boxes",
     "compensate",
     "differentiate",
+    "essential_parameters",
     "estimate_delays",
     "estimate_states",
     "identify_drive_gains",
