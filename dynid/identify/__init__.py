@@ -13,6 +13,7 @@ A payload, drive gains::
 
     payload = identify_payload(robot, est.result_, loaded_run, "flange")   # ten parameters
     gains = identify_drive_gains(robot, empty_run, loaded_run, known_box)  # torque per ampere
+    payload.save("payload.json"); gains.save("gains.json")   # load_payload, load_drive_gains
 
 Essential parameters (the base parameters that matter for prediction)::
 
@@ -33,6 +34,7 @@ Delays between the channels (a drive's current loop, a bus)::
     print(data.processing.delay)                           # Delays(output=0.0030..., ...)
 """
 
+from .bodyfiles import load_drive_gains, load_payload
 from .choice import Candidate, choose_processing
 from .columns import ColumnMap, load_column_map
 from .consistent import PhysicallyConsistent
@@ -112,6 +114,8 @@ __all__ = [
     "identify_drive_gains",
     "identify_payload",
     "load_column_map",
+    "load_drive_gains",
+    "load_payload",
     "load_result",
     "lowpass",
     "predict",

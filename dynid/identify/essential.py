@@ -43,6 +43,11 @@ __all__ = ["EssentialParameters", "EssentialStep", "essential_parameters"]
 
 _METHODS = ("ols", "wls", "gauss-markov")
 _FIXED = ("zero", "prior")
+_EMPTY = {"zero": "the data cannot tell the model from none); give a smaller tolerance, e.g. "
+                  "0.001, or validation data where the robot moves under load",
+          "prior": "the priors predict the validation data as well as a fit); there is "
+                   "nothing to identify beyond the priors: keep every base parameter, or "
+                   "leave them out at zero (fixed='zero')"}
 
 
 @dataclass(frozen=True)
@@ -282,7 +287,7 @@ def essential_parameters(data: CompressedData, estimator: Estimator | None = Non
         final = selector = estimator.fit(data)
         train = data
     subsets = Subsets(train.system(), estimator.method, weighting_of(selector), values)
-    steps, kept = _eliminate(subsets, ValidationError(check), base.names, tolerance)
+    steps, kept = _eliminate(subsets, ValidationError(check), base.names, tolerance, fixed)
     ess = EssentialParameters(
         names=base.names, kept=tuple(n for n, k in zip(base.names, kept, strict=True) if k),
         removed=tuple(s.removed for s in steps[1:] if s.accepted), steps=tuple(steps),
@@ -294,7 +299,7 @@ def essential_parameters(data: CompressedData, estimator: Estimator | None = Non
 
 
 def _eliminate(subsets: Subsets, error: ValidationError, names: tuple[str, ...],
-               tolerance: float) -> tuple[list[EssentialStep], np.ndarray]:
+               tolerance: float, fixed: str) -> tuple[list[EssentialStep], np.ndarray]:
     """The steps of the elimination and the kept set (b booleans)."""
     kept = np.ones(len(names), dtype=bool)
     theta, P = subsets.fit(kept)
@@ -308,9 +313,7 @@ def _eliminate(subsets: Subsets, error: ValidationError, names: tuple[str, ...],
         trial[worst] = False
         if not trial.any():
             raise DataError(f"tolerance {tolerance:g}: the validation error stays within it "
-                            "with every base parameter left out (the data cannot tell the "
-                            "model from none); give a smaller tolerance, e.g. 0.01, or "
-                            "validation data where the robot moves under load")
+                            f"with every base parameter left out ({_EMPTY[fixed]})")
         theta_t, P_t = subsets.fit(trial)
         e = error(theta_t)
         rel_t = Uncertainty.from_covariance(names, theta_t, P_t).relative_std
