@@ -85,6 +85,7 @@ def test_refits_are_least_squares_and_errors_are_validations(arm, estimator):
     assert np.all(ess.result.base_cov[~kept] == 0) and np.all(ess.result.base_cov[:, ~kept] == 0)
     # The errors are the overall relative errors validate() computes from the regressor.
     full = type(estimator)(**estimator.get_params()).fit(data).result_
+    np.testing.assert_allclose(ess.full.base_params, full.base_params, rtol=1e-12)
     assert ess.full_error == pytest.approx(validate(robot, full, check).overall_relative_error,
                                            rel=1e-9)
     assert ess.error == pytest.approx(validate(robot, ess.result, check).overall_relative_error,

@@ -112,6 +112,9 @@ class EssentialParameters:
         out hold their fixed value with zero variance; ``predict``, ``validate``, the
         report and the exports take it as any result. ``None`` when read back from a
         result's record alone.
+    full
+        The estimator's result with every base parameter, on all the training data (``None``
+        when read back).
 
     Examples
     --------
@@ -132,6 +135,7 @@ class EssentialParameters:
     holdout: float | None
     method: str
     result: IdentificationResult | None = None
+    full: IdentificationResult | None = None
 
     @property
     def full_error(self) -> float:
@@ -295,7 +299,7 @@ def essential_parameters(data: CompressedData, estimator: Estimator | None = Non
         validation="holdout" if validation is None else "recordings",
         holdout=float(holdout) if validation is None else None, method=estimator.method)
     refit = Subsets(data.system(), estimator.method, weighting_of(final), values)
-    return replace(ess, result=_result(final, refit, kept, data, ess))
+    return replace(ess, result=_result(final, refit, kept, data, ess), full=final.result_)
 
 
 def _eliminate(subsets: Subsets, error: ValidationError, names: tuple[str, ...],
