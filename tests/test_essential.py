@@ -7,11 +7,13 @@ least squares on the base regressor built here, independently of the compressed 
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
 import dynid
-from dynid.errors import DataError
+from dynid.errors import DataError, DynidWarning
 from dynid.hardware import FourierReference
 from dynid.identify import (
     OLS,
@@ -216,3 +218,31 @@ def test_a_tolerance_that_removes_everything(arm):
     with pytest.raises(DataError, match=r"tolerance 1e\+06: the validation error stays within "
                                         r"it with every base parameter left out"):
         essential_parameters(data, tolerance=1e6)
+
+
+def test_panda_study():
+    """The study of ``benchmarks/methods.py`` on one seed of a shorter run: the closed-loop
+    Panda with current output, validated on another excitation. Some base parameters go
+    (the benchmark's 50 seeds: a median of 51 of 62 kept), and the kept set predicts a fresh
+    run of that excitation within 5 % of the full set (3 % on this seed: the 1 % holds on
+    the run that chose it)."""
+    from dynid.demo import true_parameters
+    from dynid.hardware import SensorNoise, simulate, smooth_coulomb
+    from dynid.identify.gains import with_torque_constants
+
+    robot = with_torque_constants(smooth_coulomb(dynid.load_robot("panda"), joint=0.05),
+                                  [0.12, 0.11, 0.13, 0.10, 0.08, 0.09, 0.07])
+    theta = true_parameters(robot, np.random.default_rng(0))
+    noise = SensorNoise(output_std=0.01, output_step=0.001)
+    train, other = (simulate(robot, theta, FourierReference.random(
+        robot, harmonics=5, frequency=0.2, seed=seed), 6.0, control_rate=500, noise=noise,
+        runs=runs, seed=seed + 2).measured for seed, runs in ((1, 1), (2, 2)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DynidWarning)  # the closed loop's residual colour
+        ess = essential_parameters(IdentificationData(robot, train[0]), WLS(),
+                                   validation=other[0])
+        b = len(ess.names)
+        assert 0.5 * b < len(ess.kept) < b
+        fresh = [validate(robot, r, other[1]).overall_relative_error
+                 for r in (ess.result, ess.full)]
+    assert fresh[0] < 1.05 * fresh[1]

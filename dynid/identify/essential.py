@@ -8,10 +8,12 @@ the others are fitted again, and the removal is kept while the validation error 
 
     e_k ≤ e_0 (1 + tolerance)
 
-with ``e`` the overall relative error ``100 ‖Ŷ − Y‖_F / ‖Y‖_F`` (%) on validation data: the
-validation recordings given, or else the last ``holdout`` of each training recording, the
-fits then made on the rest. The first removal that breaks the rule ends the elimination (it
-is reported, not kept). The kept set is then fitted on all the training data.
+with ``e`` the overall relative error ``100 ‖Ŷ − Y‖_F / ‖Y‖_F`` (%) on validation data (as
+:func:`~dynid.identify.validation.validate` gives it; ``Y`` less the known bodies' share for a
+robot that carries some): the validation recordings given, or else the last ``holdout`` of
+each training recording, the fits then made on the rest. The first removal that breaks the
+rule ends the elimination (it is reported, not kept). The kept set is then fitted on all the
+training data.
 
 Every refit works on the compressed system (the triangular factor of the whitened base
 regressor, built once; see :mod:`dynid.identify._essentialfit`), with the estimator's own
