@@ -246,6 +246,21 @@ def test_bad_input_exits_2(files, capsys, argv, message):
     assert "Traceback" not in err
 
 
+def test_a_damaged_essential_record_exits_2(files, tmp_path, capsys):
+    import json
+
+    path = tmp_path / "ess.json"
+    assert _run(["identify", files["robot"], files["torque-empty"], "--method", "ols",
+                 "--essential", "-o", path, "--quiet"], capsys)[0] == 0
+    data = json.loads(path.read_text())
+    data["diagnostics"]["essential"]["fixed"] = "half"
+    path.write_text(json.dumps(data))
+    code, _, err = _run(["report", path, files["torque-empty"], "-o", tmp_path / "r.html"],
+                        capsys)
+    assert code == 2 and "diagnostics.essential.fixed: expected 'zero' or 'prior', found " \
+        "half" in err, err
+
+
 def test_outputs_are_checked_before_computing(files, tmp_path, capsys):
     for argv in (["payload", files["result"], files["torque-loaded"], "--link", "link2", "-o",
                   files["torque-loaded"]],
