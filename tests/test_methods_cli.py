@@ -189,6 +189,7 @@ def test_report_sections(files, tmp_path, capsys):
     assert sections[-4:] == ["essential", "payload", "drive-gains", "settings"]
     record = EssentialParameters.from_result(load_result(ess))
     assert record.removed and all(f"<td>{name}</td>" in html for name in record.removed)
+    assert html.count("<td>left out: fixed</td>") == len(record.removed)  # base table
     assert f'data-value="{load_payload(payload).mass!r}"' in html
     for g in load_drive_gains(gains).gains:
         assert f'data-value="{float(g)!r}"' in html

@@ -225,7 +225,7 @@ def _summary(robot, result, train, test, validations, cond: Conditioning,
              checks: Consistency) -> str:
     units = sorted(set(robot.output_units))
     u = result.uncertainty()
-    poor = int((u.relative_std > POOR).sum())
+    poor = int(((u.relative_std > POOR) & (u.std > 0)).sum())  # σ 0: left out, fixed
     white = result.whiteness
     source = result.robot_source or result.robot
     facts = [["robot", robot.name + (f" ({source})" if source != robot.name else "")],
