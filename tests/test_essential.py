@@ -172,6 +172,22 @@ def test_the_record_in_the_result_file(arm, tmp_path):
     assert "refused" in ess.summary() and ess.removed[0] in ess.summary()
 
 
+def test_compressed_validation_is_the_recording(arm):
+    """Validation data given compressed (streamed chunks) choose as the recording does."""
+    robot, theta, motion, base, _ = arm
+    data = IdentificationData(robot, run(robot, theta, motion, 11), processing=RAW, base=base)
+    check = run(robot, theta, motion, 12)
+    chunks = dynid.identify.CompressedData.from_chunks(
+        robot, [(check.positions[k:k + 100], check.velocities[k:k + 100],
+                 check.accelerations[k:k + 100], check.output[k:k + 100])
+                for k in range(0, 600, 100)], base=base)
+    a = essential_parameters(data, validation=check)
+    b = essential_parameters(data, validation=chunks)
+    assert [s.removed for s in a.steps] == [s.removed for s in b.steps]
+    np.testing.assert_allclose([s.validation_error for s in a.steps],
+                               [s.validation_error for s in b.steps], rtol=1e-9)
+
+
 # Bad input -----------------------------------------------------------------------------------
 def test_bad_arguments(arm):
     robot, theta, motion, base, _ = arm
