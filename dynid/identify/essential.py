@@ -265,7 +265,7 @@ def essential_parameters(data: CompressedData, estimator: Estimator | None = Non
     >>> data = IdentificationData(robot, [run1, run2])                    # doctest: +SKIP
     >>> ess = essential_parameters(data, WLS(), validation=run3)          # doctest: +SKIP
     >>> print(ess.summary())                                              # doctest: +SKIP
-    essential parameters: 51 of 62 base parameters (wls; left out fixed at zero; ...)
+    essential parameters: 50 of 62 base parameters (wls; left out fixed at zero; ...)
     step left out                                  kept   error %  max σ/|θ| %
        0 (full set)                                  62    0.2571        1.2e+04
        1 link7.mcx - ...                             61    0.2571          851
