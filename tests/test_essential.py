@@ -188,6 +188,25 @@ def test_compressed_validation_is_the_recording(arm):
                                [s.validation_error for s in b.steps], rtol=1e-9)
 
 
+def test_the_last_parameter_is_tried_too():
+    """A one-joint arm whose output is almost all its inertia: with a loose tolerance the
+    first moments go, and leaving out the last parameter too is refused, its error exactly
+    100 % (the model then predicts zero)."""
+    robot = random_robot(1, seed=4)
+    ref = FourierReference.random(robot, harmonics=3, frequency=0.5, periods=2, seed=1)
+    t = np.arange(0.0, 4.0, 0.01)
+    q, v, a = ref(t)
+    y = dynid.Regressor(robot).predict(q, v, a, robot.prior)
+    y = y + 0.01 * np.random.default_rng(0).standard_normal(y.shape)
+    rec = Recording(t, q, y, velocities=v, accelerations=a, names=robot.joint_names)
+    ess = essential_parameters(IdentificationData(robot, rec, processing=RAW),
+                               tolerance=1000.0)
+    assert ess.kept == ("link1.Izz",) and set(ess.removed) == {"link1.mcx", "link1.mcy"}
+    last = ess.steps[-1]
+    assert (last.removed, last.kept, last.accepted) == ("link1.Izz", 0, False)
+    assert last.validation_error == pytest.approx(100.0, rel=1e-9)
+
+
 # Bad input -----------------------------------------------------------------------------------
 def test_bad_arguments(arm):
     robot, theta, motion, base, _ = arm

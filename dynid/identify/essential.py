@@ -65,7 +65,8 @@ class EssentialStep:
     validation_error
         Overall relative error on the validation data, %.
     max_relative_std
-        Largest relative σ (%) among the step's parameters (inf when one is zero).
+        Largest relative σ (%) among the step's parameters (inf when one is zero, 0 when
+        none is left).
     accepted
         Whether the removal was kept (the last step is the refused one, unless the
         elimination stopped on its own).
@@ -323,9 +324,13 @@ def _eliminate(subsets: Subsets, error: ValidationError, names: tuple[str, ...],
         worst = int(np.flatnonzero(kept)[np.argmax(rel[kept])])
         trial = kept.copy()
         trial[worst] = False
-        if not trial.any():
-            raise DataError(f"tolerance {tolerance:g}: the validation error stays within it "
-                            f"with every base parameter left out ({_EMPTY[fixed]})")
+        if not trial.any():  # nothing left to fit: the model is the fixed values
+            e = error(subsets.fixed)
+            if e <= limit:
+                raise DataError(f"tolerance {tolerance:g}: the validation error stays within "
+                                f"it with every base parameter left out ({_EMPTY[fixed]})")
+            steps.append(EssentialStep(names[worst], 0, e, 0.0, False))
+            return steps, kept
         theta_t, P_t = subsets.fit(trial)
         e = error(theta_t)
         rel_t = Uncertainty.from_covariance(names, theta_t, P_t).relative_std
