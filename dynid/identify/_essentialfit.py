@@ -1,5 +1,6 @@
-"""Refits of a subset of the base parameters, the others fixed, on one compressed system; and
-the validation error of base parameters on another compressed system.
+"""Refits of a subset of the base parameters, the others fixed, on one compressed system; the
+validation error of base parameters on another compressed system; and the compressed
+validation systems (recordings given, or the held-out ends of the training recordings).
 
 With ``V`` the output weighting of the estimator (``I`` for OLS, the iterated σ² for WLS, the
 noise covariance for Gauss–Markov) and ``[R z]`` the triangular factor of the whitened system
@@ -16,12 +17,18 @@ residual covariance at the restricted estimate.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import replace
+
 import numpy as np
 
 from ..errors import DataError
+from .data import CompressedData, IdentificationData, check_recording
+from .recording import Recording
 from .system import JointSystem
 
-__all__ = ["Subsets", "ValidationError", "weighting_of"]
+__all__ = ["Subsets", "ValidationError", "holdout_systems", "validation_system",
+           "weighting_of"]
 
 
 def weighting_of(estimator) -> np.ndarray:
@@ -93,3 +100,57 @@ class ValidationError:
     def __call__(self, theta: np.ndarray) -> float:
         return float(100 * np.sqrt(self.system.residual_norm2(theta) / self.norm2))
 
+
+def holdout_systems(data: CompressedData, holdout: float) -> tuple[CompressedData, JointSystem]:
+    """The data without the last ``holdout`` of each recording, and the compressed system of
+    those ends (every row)."""
+    if not isinstance(data, IdentificationData):
+        raise DataError("validation: compressed data keep no recordings to hold some out; "
+                        "give validation data, e.g. essential_parameters(data, validation="
+                        "CompressedData.from_chunks(robot, chunks))")
+    starts, ends = [], []
+    for rec in data.processed:
+        cut = round(rec.n_samples * (1 - holdout))
+        starts.append(rec.select(slice(0, cut)))
+        ends.append(rec.select(slice(cut, None)))
+    train = CompressedData(data.robot, data.compress(starts), base=data.base,
+                           processing=data.processing,
+                           output_covariance=data.output_covariance)
+    return train, all_rows(data, ends)
+
+
+def validation_system(data: CompressedData, validation) -> JointSystem:
+    """The compressed system of the validation data."""
+    if isinstance(validation, CompressedData):
+        if validation.robot.parameters != data.robot.parameters or \
+                tuple(validation.base.names) != tuple(data.base.names):
+            raise DataError(f"validation: its robot ({validation.robot.name}) is not the one "
+                            f"identified ({data.robot.name}); validate on data of the same "
+                            "robot")
+        return validation.system()
+    if not isinstance(data, IdentificationData):
+        raise DataError("validation: recordings need IdentificationData to be processed as the "
+                        "training data; give a CompressedData of the validation run instead")
+    runs = (validation,) if isinstance(validation, Recording) else tuple(validation)
+    processing = replace(data.processing, skip=0)
+    processed = []
+    for i, rec in enumerate(runs):
+        if not isinstance(rec, Recording):
+            raise DataError(f"validation[{i}]: expected a Recording, found "
+                            f"{type(rec).__name__}; read runs with read_csv or read_npz")
+        try:
+            rec = check_recording(data.robot, rec, reorder=True)
+        except DataError as exc:
+            raise DataError(f"validation[{i}]: {exc}") from None
+        processed.append(processing.resolve(rec).apply(rec, data.robot))
+    return all_rows(data, processed)
+
+
+def all_rows(data: IdentificationData, processed: Sequence[Recording]) -> JointSystem:
+    """The compressed system of every (unsaturated) row of processed recordings."""
+    system = JointSystem(data.robot.n, data.base.rank)
+    for Yb, y, _ in data.rows(processed):
+        system.add(Yb, y)
+    if system.n_samples == 0:
+        raise DataError("validation: no sample left to validate on; give a longer recording")
+    return system

@@ -33,12 +33,17 @@ import numpy as np
 from .. import _validate
 from .._blas import single_threaded
 from ..errors import DataError
-from ._essentialfit import Subsets, ValidationError, weighting_of
-from .data import CompressedData, IdentificationData, check_recording
+from ._essentialfit import (
+    Subsets,
+    ValidationError,
+    holdout_systems,
+    validation_system,
+    weighting_of,
+)
+from .data import CompressedData
 from .estimators import OLS, Estimator
 from .recording import Recording
 from .result import IdentificationResult
-from .system import JointSystem
 from .uncertainty import Uncertainty
 
 __all__ = ["EssentialParameters", "EssentialStep", "essential_parameters"]
@@ -292,11 +297,11 @@ def essential_parameters(data: CompressedData, estimator: Estimator | None = Non
     base = data.base
     values = np.zeros(base.rank) if fixed == "zero" else base.to_base(data.robot.prior)
     if validation is None:
-        train, check = _holdout(data, holdout)
+        train, check = holdout_systems(data, holdout)
         selector = copy.deepcopy(estimator).fit(train)
         final = estimator.fit(data)
     else:
-        check = _validation_system(data, validation)
+        check = validation_system(data, validation)
         final = selector = estimator.fit(data)
         train = data
     subsets = Subsets(train.system(), estimator.method, weighting_of(selector), values)
@@ -340,61 +345,6 @@ def _eliminate(subsets: Subsets, error: ValidationError, names: tuple[str, ...],
         if not accepted:
             return steps, kept
         kept, rel = trial, rel_t
-
-
-def _holdout(data: CompressedData, holdout: float) -> tuple[CompressedData, JointSystem]:
-    """The data without the last ``holdout`` of each recording, and the compressed system of
-    those ends (every row)."""
-    if not isinstance(data, IdentificationData):
-        raise DataError("validation: compressed data keep no recordings to hold some out; "
-                        "give validation data, e.g. essential_parameters(data, validation="
-                        "CompressedData.from_chunks(robot, chunks))")
-    starts, ends = [], []
-    for rec in data.processed:
-        cut = round(rec.n_samples * (1 - holdout))
-        starts.append(rec.select(slice(0, cut)))
-        ends.append(rec.select(slice(cut, None)))
-    train = CompressedData(data.robot, data.compress(starts), base=data.base,
-                           processing=data.processing,
-                           output_covariance=data.output_covariance)
-    return train, _all_rows(data, ends)
-
-
-def _validation_system(data: CompressedData, validation) -> JointSystem:
-    """The compressed system of the validation data."""
-    if isinstance(validation, CompressedData):
-        if validation.robot.parameters != data.robot.parameters or \
-                tuple(validation.base.names) != tuple(data.base.names):
-            raise DataError(f"validation: its robot ({validation.robot.name}) is not the one "
-                            f"identified ({data.robot.name}); validate on data of the same "
-                            "robot")
-        return validation.system()
-    if not isinstance(data, IdentificationData):
-        raise DataError("validation: recordings need IdentificationData to be processed as the "
-                        "training data; give a CompressedData of the validation run instead")
-    runs = (validation,) if isinstance(validation, Recording) else tuple(validation)
-    processing = replace(data.processing, skip=0)
-    processed = []
-    for i, rec in enumerate(runs):
-        if not isinstance(rec, Recording):
-            raise DataError(f"validation[{i}]: expected a Recording, found "
-                            f"{type(rec).__name__}; read runs with read_csv or read_npz")
-        try:
-            rec = check_recording(data.robot, rec, reorder=True)
-        except DataError as exc:
-            raise DataError(f"validation[{i}]: {exc}") from None
-        processed.append(processing.resolve(rec).apply(rec, data.robot))
-    return _all_rows(data, processed)
-
-
-def _all_rows(data: IdentificationData, processed: Sequence[Recording]) -> JointSystem:
-    """The compressed system of every (unsaturated) row of processed recordings."""
-    system = JointSystem(data.robot.n, data.base.rank)
-    for Yb, y, _ in data.rows(processed):
-        system.add(Yb, y)
-    if system.n_samples == 0:
-        raise DataError("validation: no sample left to validate on; give a longer recording")
-    return system
 
 
 def _result(final: Estimator, refit: Subsets, kept: np.ndarray, data: CompressedData,
