@@ -1,8 +1,9 @@
 """Identification methods on the simulated Panda with known truth: drive gains by the payload
-method, payload identification, and Stribeck friction.
+method, payload identification, Stribeck friction and essential parameters.
 
 Prints one ``name: value`` line per figure measured in the run; settings are ``#`` comment
-lines. Options: ``--seeds`` (default 50) and ``--skip`` with any of ``gains payload friction``.
+lines. Options: ``--seeds`` (default 50) and ``--skip`` with any of ``gains payload friction
+essential``.
 
 Both studies share one pair of closed-loop simulations of the Panda (:func:`dynid.hardware.
 simulate`, cascaded drive loops at 500 Hz, Coulomb sign smoothed over 0.05 rad/s) along one
@@ -32,6 +33,13 @@ priors perturbed by ±10 %.
   relative errors of f_c and f_s; ``stribeck_validation_error_pct`` and
   ``coulomb_validation_error_pct``: mean overall relative error on the validation run of the
   two models.
+* Essential parameters: per seed, :func:`~dynid.identify.essential_parameters` with
+  :class:`~dynid.identify.WLS` on the run without the box (processing as for the payload),
+  the validation error measured on a run along another random excitation (its own noise
+  seed; tolerance 1 %). ``essential_parameters_count``: the median number kept, with the
+  base count beside; ``essential_valid_pct`` and ``full_set_valid_pct``: the median overall
+  relative error on a second run of that other excitation (another noise draw, not used to
+  choose), of the kept set and of the full set.
 """
 
 from __future__ import annotations
@@ -50,6 +58,7 @@ from dynid.identify import (
     WLS,
     IdentificationData,
     Processing,
+    essential_parameters,
     identify_drive_gains,
     identify_friction,
     identify_payload,
@@ -181,21 +190,50 @@ def friction_study(seeds: int) -> None:
     print(f"coulomb_validation_error_pct: {np.mean(val_c):.3f}")
 
 
+def essential_study(robot, empty, seeds: int) -> None:
+    theta = true_parameters(robot, np.random.default_rng(0))
+    ref = FourierReference.random(robot, harmonics=5, frequency=0.2, seed=2)
+    noise = SensorNoise(output_std=0.01, output_step=0.001)
+    start = time.perf_counter()
+    other = simulate(robot, theta, ref, 8.0, control_rate=500, noise=noise, runs=2 * seeds,
+                     seed=5).measured
+    simulated = time.perf_counter() - start
+    base = base_parameters(robot)
+    kept, essential, full, processing = [], [], [], None
+    start = time.perf_counter()
+    for k, run in enumerate(empty):
+        data = IdentificationData(robot, run, base=base, processing=processing)
+        processing = processing or data.processing
+        ess = essential_parameters(data, WLS(), validation=other[2 * k], tolerance=0.01)
+        kept.append(len(ess.kept))
+        fresh = other[2 * k + 1]
+        essential.append(validate(robot, ess.result, fresh).overall_relative_error)
+        full.append(validate(robot, ess.full, fresh).overall_relative_error)
+    each = (time.perf_counter() - start) / len(kept)
+    print(f"# essential parameters: {len(kept)} seeds, {each:.2f} s each; validation runs "
+          f"simulated in {simulated:.0f} s; kept from {min(kept)} to {max(kept)}")
+    print(f"essential_parameters_count: {np.median(kept):.0f} of {base.rank}")
+    print(f"essential_valid_pct: {np.median(essential):.3f}")
+    print(f"full_set_valid_pct: {np.median(full):.3f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=50)
     parser.add_argument("--skip", nargs="*", default=[],
-                        choices=["gains", "payload", "friction"])
+                        choices=["gains", "payload", "friction", "essential"])
     args = parser.parse_args()
     print(f"# setting: Panda, current output, 3 kg box on the flange, {args.seeds} seeds, "
           "current noise 0.01 A")
     warnings.simplefilter("ignore", DynidWarning)  # residual colour of the closed loop
-    if not {"gains", "payload"} <= set(args.skip):
+    if not {"gains", "payload", "essential"} <= set(args.skip):
         robot, _, box, empty, loaded = simulations(args.seeds)
         if "gains" not in args.skip:
             gains_study(robot, box, empty, loaded)
         if "payload" not in args.skip:
             payload_study(robot, box, empty, loaded)
+        if "essential" not in args.skip:
+            essential_study(robot, empty, args.seeds)
     if "friction" not in args.skip:
         friction_study(args.seeds)
 

@@ -109,6 +109,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .identify.cli import register as register_identify
 
     register_identify(sub)
+    from .identify.cli_bodies import register as register_bodies
+
+    register_bodies(sub)
     from .hardware.cli import register as register_capture
 
     register_capture(sub)

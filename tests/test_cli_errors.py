@@ -152,6 +152,12 @@ def nothing_computed(monkeypatch):
      r"--plot '.*missing/t.png': the folder"),
     (["design", "{robot}", "-o", "{tmp}/t.json", "--plot", "{tmp}/t.json", *QUICK],
      r"--plot '.*t.json': unknown image format '.json'"),
+    (["payload", "{result}", "{npz}", "--link", "link2", "-o", "{tmp}/missing/p.json"],
+     r"-o '.*missing/p.json': the folder '.*missing' does not exist"),
+    (["gains", "{robot}", "{npz}", "{csv}", "--link", "link2", "--payload-mass", "1", "-o",
+      "{npz}"], r"-o '.*run.npz' is also an input of the command"),
+    (["identify", "{robot}", "{npz}", "--method", "ols", "--essential", "--validation", "{csv}",
+      "-o", "{csv}"], r"-o '.*run.csv' is also an input of the command"),
 ])
 def test_outputs_are_checked_before_computing(files, tmp_path, capsys, nothing_computed, argv,
                                               message):
@@ -213,6 +219,18 @@ def test_a_failed_write_leaves_the_previous_result(files, tmp_path, monkeypatch,
     (["design", "{robot}", "--rate", "-100"],
      r"--rate: expected a finite number in \(0, 1e\+06\], found -100"),
     (["design", "{robot}", "--seed", "x"], r"--seed: expected a whole number, found 'x'"),
+    (["identify", "{robot}", "{npz}", "--method", "ols", "--essential", "-0.01"],
+     r"--essential: expected a finite number in \(0, 1e\+06\], found -0.01"),
+    (["identify", "{robot}", "{npz}", "--method", "ols", "--essential", "nan"],
+     r"--essential: expected a finite number"),
+    (["payload", "{result}", "{npz}", "--link", "link2", "--draws", "1"],
+     r"--draws: expected a whole number from 2 to 100000"),
+    (["payload", "{result}", "{npz}", "--link", "link2", "--xyz", "0", "inf", "0"],
+     r"--xyz: expected a finite number"),
+    (["gains", "{robot}", "{npz}", "{csv}", "--link", "link2", "--payload-mass", "nan"],
+     r"--payload-mass: expected a finite number in \(0, 1e\+06\], found nan"),
+    (["gains", "{robot}", "{npz}", "{csv}", "--link", "link2", "--payload-mass", "1",
+      "--trajectory-tolerance", "0"], r"--trajectory-tolerance: expected a finite number"),
 ])
 def test_numeric_options_are_refused_as_they_are_parsed(files, capsys, nothing_computed, argv,
                                                        message):
@@ -233,6 +251,13 @@ def test_numeric_options_are_refused_as_they_are_parsed(files, capsys, nothing_c
     (["identify", "{robot}", "{csv}", "--columns", "torque=a"], r"--columns 'torque=a': unknown "
                                                                 r"signal 'torque'"),
     (["identify", "{robot}", "{npz}", "--units", "positions"], r"--units: expected SIGNAL=VALUE"),
+    (["identify", "{robot}", "{npz}", "--essential"], r"--essential: refits by weighted least "
+                                                      r"squares; give --method ols, wls or "
+                                                      r"gauss-markov \(found consistent\)"),
+    (["identify", "{robot}", "{npz}", "--validation", "{csv}"],
+     r"--validation: the recordings that choose the essential parameters; give --essential"),
+    (["gains", "{robot}", "{npz}", "{npz}", "--link", "link2", "--payload-mass", "1"],
+     r".*run.npz: the same file as the run without the payload"),
 ])
 def test_values_checked_by_the_commands(files, capsys, nothing_computed, argv, message):
     import re

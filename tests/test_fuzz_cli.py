@@ -12,10 +12,11 @@ import contextlib
 import io
 import shutil
 import warnings
+from dataclasses import replace
 
 import numpy as np
 import pytest
-from conftest import QUICK, arm_files
+from conftest import DATA, QUICK, arm_files
 from fuzzing import FUZZ_SETTINGS, bounded
 from hypothesis import event, given
 from hypothesis import strategies as st
@@ -23,6 +24,9 @@ from hypothesis import strategies as st
 import dynid
 from dynid import demo
 from dynid.cli import build_parser, main
+from dynid.hardware import FourierReference
+from dynid.identify import save_npz
+from dynid.models import Body, LinkInertia
 
 pytestmark = pytest.mark.fuzz
 
@@ -43,11 +47,17 @@ def workspace(tmp_path_factory):
     out.mkdir()
     paths = {"robot": str(robot_file), "npz": str(npz), "csv": str(folder / "run.csv"),
              "result": str(folder / "result.json"), "traj": str(folder / "traj.json"),
-             "out": str(out)}
+             "out": str(out), "other": str(arm_files(folder, seed=2, name="other")[2]),
+             **_method_runs(folder)}
     with contextlib.redirect_stdout(io.StringIO()):
         assert main(["identify", paths["robot"], paths["npz"], "-o", paths["result"],
                      "--method", "ols"]) == 0
         assert main(["design", paths["robot"], "-o", paths["traj"], *QUICK]) == 0
+        assert main(["identify", "panda", paths["panda_empty"], "-o", paths["panda_result"],
+                     "--method", "wls", "--quiet"]) == 0
+        assert main(["gains", paths["robot"], paths["current_empty"], paths["current_loaded"],
+                     "--link", "link2", "--payload-mass", "1.5", "--com", "0.1", "0", "0",
+                     "-o", paths["gains"]]) == 0
     commands = {
         "demo": ["demo", "--robot", "{robot}", "--seed", "0", "--periods", "1", "--rate", "50",
                  "--noise", "0.02", "--quick"],
@@ -67,12 +77,21 @@ def workspace(tmp_path_factory):
         "report": ["report", "{result}", "{npz}", "--validation", "{csv}", "--robot", "{robot}",
                    *CSV, "-o", "{out}/r.html", "--quiet"],
         "export": ["export", "{result}", "--urdf", "{out}/r.urdf", "--mjcf", "{out}/r.xml"],
+        "identify-essential": ["identify", "{robot}", "{npz}", "-o", "{out}/r.json", "--method",
+                               "ols", "--essential", "0.01", "--validation", "{other}"],
+        "payload": ["payload", "{panda_result}", "{panda_loaded}", "--link", "flange", "-o",
+                    "{out}/p.json", "--covariance", "unconstrained", "--decimate", "2"],
+        "gains": ["gains", "{robot}", "{current_empty}", "{current_loaded}", "--link", "link2",
+                  "--payload-mass", "1.5", "--com", "0.1", "0", "0", "-o", "{out}/g.json"],
+        "report-gains": ["report", "{result}", "{npz}", "--gains", "{gains}", "-o",
+                         "{out}/r.html", "--quiet"],
     }
     commands = {k: [a.format(**paths) for a in v] for k, v in commands.items()}
     values = [*VALUES, paths["robot"], paths["npz"], paths["csv"], paths["result"],
               paths["traj"], str(folder / "binary.bin"), str(folder / "text.txt"),
               str(folder / "folder"), str(folder / "missing.npz"), f"{out}/new.json",
-              f"{out}/plot.png", f"{folder}/missing/x.json", "panda"]
+              f"{out}/plot.png", f"{folder}/missing/x.json", "panda", paths["gains"],
+              paths["current_loaded"], paths["panda_result"], "link2", "flange", "prior"]
     parser = build_parser()
     options = {name: sorted(o for o in sub._option_string_actions if o.startswith("--"))
                for name, sub in parser._subparsers._group_actions[0].choices.items()}
@@ -82,6 +101,30 @@ def workspace(tmp_path_factory):
         yield {"commands": commands, "values": values, "options": options, "out": out,
                "paths": paths}
     shutil.rmtree(folder, ignore_errors=True)
+
+
+def _method_runs(folder) -> dict[str, str]:
+    """Runs for payload and drive gains: the two-joint arm's currents along one motion
+    without and with a 1.5 kg box on link2, the Panda's torques without and with it on the
+    flange (2 s at 100 Hz); and the names of the files the workspace writes from them."""
+    arm = dynid.load_robot(DATA / "arm2.yaml")
+    panda = dynid.load_robot("panda")
+    t = np.arange(0.0, 4.0, 0.01)
+    out = {"panda_result": str(folder / "panda.json"), "gains": str(folder / "gains.json")}
+    rng = np.random.default_rng(0)
+    for robot, link, key, kind, end in ((arm, "link2", "current", "current", 4.0),
+                                        (panda, "flange", "panda", "joint_torque", 2.0)):
+        robot = robot.with_output(kind)
+        box = Body("box", link, LinkInertia(1.5, (0.1, 0.0, 0.0)), known=True)
+        ref = FourierReference.random(robot, harmonics=3, frequency=0.5, ramp=0.0, seed=1)
+        motion = (t[t < end], *ref(t[t < end]))
+        for load, model in (("empty", robot), ("loaded", replace(robot, bodies=(box,)))):
+            y = dynid.Regressor(model).predict(*motion[1:], robot.prior)
+            rec = dynid.Recording(motion[0], motion[1], y + 1e-3 * rng.standard_normal(
+                y.shape), velocities=motion[2], accelerations=motion[3],
+                names=robot.joint_names, output_kind=kind)
+            out[f"{key}_{load}"] = str(save_npz(rec, folder / f"{key}-{load}.npz"))
+    return out
 
 
 VALUES = ["0", "-1", "1", "2", "3", "7", "0.5", "1e-320", "-0", "nan", "inf", "-inf", "1e999",

@@ -13,6 +13,12 @@ A payload, drive gains::
 
     payload = identify_payload(robot, est.result_, loaded_run, "flange")   # ten parameters
     gains = identify_drive_gains(robot, empty_run, loaded_run, known_box)  # torque per ampere
+    payload.save("payload.json"); gains.save("gains.json")   # load_payload, load_drive_gains
+
+Essential parameters (the base parameters that matter for prediction)::
+
+    ess = essential_parameters(data, WLS(), validation=rec3, tolerance=0.01)
+    print(ess.summary())                                   # each step's validation error
 
 Reading logs::
 
@@ -28,12 +34,14 @@ Delays between the channels (a drive's current loop, a bus)::
     print(data.processing.delay)                           # Delays(output=0.0030..., ...)
 """
 
+from .bodyfiles import load_drive_gains, load_payload
 from .choice import Candidate, choose_processing
 from .columns import ColumnMap, load_column_map
 from .consistent import PhysicallyConsistent
 from .data import CompressedData, IdentificationData
 from .delays import Delays, compensate, estimate_delays
 from .derivatives import butterworth_states, estimate_states, savgol_states, savgol_window
+from .essential import EssentialParameters, EssentialStep, essential_parameters
 from .estimators import OLS, WLS, Estimator, GaussMarkov
 from .exclusion import Excluded
 from .friction import FrictionFit, identify_friction
@@ -74,6 +82,8 @@ __all__ = [
     "CompressedData",
     "Delays",
     "DriveGains",
+    "EssentialParameters",
+    "EssentialStep",
     "Estimator",
     "Excluded",
     "Flat",
@@ -104,12 +114,15 @@ __all__ = [
     "compare_structures",
     "compensate",
     "differentiate",
+    "essential_parameters",
     "estimate_delays",
     "estimate_states",
     "identify_drive_gains",
     "identify_friction",
     "identify_payload",
     "load_column_map",
+    "load_drive_gains",
+    "load_payload",
     "load_result",
     "lowpass",
     "predict",

@@ -4,6 +4,7 @@
 
     dynid identify panda run1.npz run2.npz -o result.json --method consistent --cutoff 20
     dynid validate result.json run3.npz --plot validation.png
+    dynid identify panda run1.npz --method wls --essential 0.01 --validation run2.npz
 
 Recordings are dynid NPZ archives, other NPZ archives (``--keys output=torques``) or text
 tables (``--columns time=t --columns positions=q1,q2,q3 --columns output=i1,i2,i3``; columns by
@@ -110,29 +111,48 @@ def _identify(args: argparse.Namespace) -> None:
     from .data import IdentificationData
 
     robot_file = [args.robot] if Path(args.robot).is_file() else []
-    check_output(args.output, "-o", inputs=[*args.recordings, *robot_file])
+    validation = _essential_options(args)
+    check_output(args.output, "-o", inputs=[*args.recordings, *validation, *robot_file])
     robot = load_robot(args.robot)
+    if args.essential is not None and (args.friction or has_nonlinear_friction(robot)):
+        raise DataError("--essential: the essential parameters are chosen among the linear "
+                        "parameters; with sigmoid or Stribeck friction (--friction or the robot "
+                        "file) identify first, then run --essential with Coulomb friction")
     processing = _processing(args)
     estimator = _estimator(args, robot)
-    trims = trim_per_file(args.trim, args.recordings)
-    steps = Steps(len(args.recordings) + 3, "identify", enabled=not args.quiet)
+    trims = trim_per_file(args.trim, [*args.recordings, *validation])
+    steps = Steps(len(args.recordings) + len(validation) + 3, "identify",
+                  enabled=not args.quiet)
     recordings = []
     for p in args.recordings:
         steps.next(f"reading {Path(p).name}")
         recordings.append(read_recording(p, args, robot, trims.get(p)))
+    checks = []
+    for p in validation:
+        steps.next(f"reading {Path(p).name}")
+        checks.append(read_recording(p, args, robot, trims.get(p)))
     steps.next("processing")
-    friction = None
+    friction = essential = None
     if args.friction is None and not has_nonlinear_friction(robot):
         data = IdentificationData(robot, recordings, processing=processing)
         steps.next(f"fitting ({args.method})")
-        est = estimator.fit(data)
+        if args.essential is None:
+            fitted = estimator.fit(data).result_
+        else:
+            from .essential import essential_parameters
+
+            essential = essential_parameters(data, estimator, validation=checks or None,
+                                             tolerance=args.essential,
+                                             fixed=args.essential_fixed)
+            fitted = essential.result
     else:
         from .cli_friction import fit
 
         steps.next(f"fitting ({args.method}, friction {args.friction or 'of the robot'})")
         est, friction = fit(args, robot, recordings, processing, estimator)
+        fitted = est.result_
     source = str(Path(args.robot).resolve()) if robot_file else args.robot
-    result = replace(est.result_, robot_source=source)
+    result = replace(fitted, robot_source=source)
     steps.next("writing")
     with replacing(args.output) as tmp:
         result.save(tmp)
@@ -158,12 +178,29 @@ def _identify(args: argparse.Namespace) -> None:
         for k, line in enumerate(friction.splitlines()):
             print(f"{'friction' if k == 0 else '':12} {line}")
     print("training RMSE " + " ".join(f"{r:.4g}" for r in result.training_rmse))
+    if essential is not None:
+        print()
+        print(essential.summary())
     print()
     print(result.uncertainty().table())
     if result.whiteness is not None:
         print()
         print(result.whiteness.summary())
     print(f"\nwrote {args.output}")
+
+
+def _essential_options(args: argparse.Namespace) -> list[str]:
+    """The validation files of ``--essential``, its options checked against the method."""
+    if args.essential is None:
+        if args.validation:
+            raise DataError("--validation: the recordings that choose the essential "
+                            "parameters; give --essential too, e.g. --essential 0.01 "
+                            "--validation run3.npz")
+        return []
+    if args.method not in ("ols", "wls", "gauss-markov"):
+        raise DataError(f"--essential: refits by weighted least squares; give --method ols, "
+                        f"wls or gauss-markov (found {args.method})")
+    return list(args.validation or [])
 
 
 def _validate(args: argparse.Namespace) -> None:
@@ -218,6 +255,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                "  dynid identify ariane run.csv --method wls -o result.json\n"
                "  dynid identify robot.yaml log.txt --columns time=0 --columns positions=1,2 "
                "--columns output=3,4 --units output=mA\n"
+               "  dynid identify panda run1.csv --method wls --essential 0.01 --validation "
+               "run2.csv -o essential.json\n"
                "then: dynid validate result.json run3.csv; dynid report result.json run1.csv; "
                "dynid export result.json --urdf robot.urdf",
         formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -255,6 +294,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--noise-covariance", default=None, metavar="FILE",
                    help="text file of the outputs' noise covariance (n rows of n numbers): "
                         "fixed weights")
+    g = ident.add_argument_group(
+        "essential parameters (ols, wls, gauss-markov)",
+        "Leave out the base parameter with the largest relative σ, one at a time, refitting "
+        "the others, while the validation error stays within TOL (relative) of the full "
+        "set's: e.g. --method wls --essential 0.01 --validation run3.npz")
+    g.add_argument("--essential", type=number(0.0, 1e6, above=True), nargs="?", const=0.01,
+                   default=None, metavar="TOL",
+                   help="keep the essential parameters (TOL: relative increase of the "
+                        "validation error allowed, default 0.01 for 1 %%)")
+    g.add_argument("--validation", nargs="+", default=None, metavar="REC",
+                   help="recordings the validation error is measured on (default: the last "
+                        "quarter of each recording, the fits made on the rest)")
+    g.add_argument("--essential-fixed", choices=("zero", "prior"), default="zero",
+                   help="value of the parameters left out: zero (default) or the prior's")
     from .cli_friction import add_arguments
 
     add_arguments(ident)

@@ -30,7 +30,8 @@ the solution.
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 import numpy as np
 
@@ -73,6 +74,10 @@ class DriveGains:
         range of motion.
     n_samples, passes, processing
         Samples used (both runs), weighted passes, and the processing applied.
+    settings
+        The payload (``name``, ``parent``, ``xyz``, ``rpy``, ``mass``, ``com``,
+        ``inertia``) and ``trajectory_tolerance`` they were identified with (the command
+        line adds the files it read).
 
     Examples
     --------
@@ -96,6 +101,7 @@ class DriveGains:
     n_samples: int
     passes: int
     processing: Processing
+    settings: dict = field(default_factory=dict)
 
     @property
     def sigma(self) -> np.ndarray:
@@ -141,6 +147,13 @@ class DriveGains:
             raise DataError("robot: expected the robot the gains were identified on (actuators "
                             f"{', '.join(self.names)})")
         return with_torque_constants(robot, self.gains)
+
+    def save(self, path: str | Path) -> Path:
+        """Write the gains as JSON (:func:`~dynid.identify.bodyfiles.load_drive_gains` reads
+        them back); returns the path."""
+        from .bodyfiles import save_drive_gains
+
+        return save_drive_gains(self, path)
 
     def summary(self) -> str:
         lines = [f"{'actuator':<12} {'gain':>10} {'σ':>9} {'':<6} {'σ %':>6}"]
@@ -220,7 +233,17 @@ def identify_drive_gains(robot: Robot, empty: Recording, loaded: Recording, payl
                       cov=fit.cov[b:, b:], base_names=base.names, base_params=fit.x[:b],
                       joint_cov=fit.cov, noise_sigma=fit.sigma, payload_effect=fit.effect,
                       motion_difference=difference, n_samples=samples, passes=fit.passes,
-                      processing=data.processing)
+                      processing=data.processing,
+                      settings={"payload": _body_json(payload),
+                                "trajectory_tolerance": trajectory_tolerance})
+
+
+def _body_json(body: Body) -> dict:
+    """A body's pose and inertia as plain numbers."""
+    inertia = body.inertia
+    return {"name": body.name, "parent": body.parent, "xyz": list(body.xyz),
+            "rpy": list(body.rpy), "mass": float(inertia.mass), "com": list(inertia.com),
+            "inertia": list(inertia.inertia)}
 
 
 def _factors(data, b: int, payload: np.ndarray) -> tuple[list[np.ndarray], np.ndarray, int]:

@@ -33,7 +33,8 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import pinocchio as pin
@@ -86,6 +87,9 @@ class Payload:
         the constraint is active.
     whiteness
         The residual's whiteness test (``None`` for too short a run).
+    settings
+        The settings it was identified with (``epsilon``, ``covariance``, ``draws``,
+        ``seed``; the command line adds the files it read).
 
     Examples
     --------
@@ -112,6 +116,7 @@ class Payload:
     processing: Processing
     fit: PayloadFit
     whiteness: object = None
+    settings: dict = field(default_factory=dict)
 
     @property
     def sigma(self) -> np.ndarray:
@@ -156,6 +161,13 @@ class Payload:
     def uncertainty(self) -> Uncertainty:
         """Standard deviations and correlations of the ten parameters."""
         return Uncertainty.from_covariance(self.names, self.params, self.cov)
+
+    def save(self, path: str | Path) -> Path:
+        """Write the payload as JSON (:func:`~dynid.identify.bodyfiles.load_payload` reads
+        it back); returns the path."""
+        from .bodyfiles import save_payload
+
+        return save_payload(self, path)
 
     def summary(self) -> str:
         c, sc = self.com * 1e3, np.sqrt(np.diag(self.com_cov)) * 1e3
@@ -280,7 +292,9 @@ def identify_payload(robot: Robot, identified: IdentificationResult | np.ndarray
                    unconstrained=pi_u, unconstrained_cov=P_u,
                    robot_uncertainty=cross is not None, noise_sigma=weighting.sigma,
                    output_names=tuple(robot.output_names), n_samples=own.n_samples,
-                   processing=data.processing, fit=fit, whiteness=test)
+                   processing=data.processing, fit=fit, whiteness=test,
+                   settings={"epsilon": epsilon, "covariance": covariance, "draws": draws,
+                             "seed": seed})
 
 
 def _robot_covariance(identified, base) -> np.ndarray | None:

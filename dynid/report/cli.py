@@ -28,21 +28,28 @@ _DESCRIPTION = """\
 Write one self-contained HTML report of an identification result: measured against
 predicted outputs and prediction errors on the identification and validation recordings,
 parameters with their uncertainty, physical consistency, condition numbers, residual
-whiteness and settings. The recordings are processed as the result says."""
+whiteness, the essential parameters' steps (a result of --essential), a payload and drive
+gains (--payload, --gains) and settings. The recordings are processed as the result says."""
 
 _EXAMPLE = """\
-example:
+examples:
   dynid report result.json run1.npz run2.npz --validation run3.npz -o report.html
+  dynid report robot.json empty.npz --payload payload.json --gains gains.json
 """
 
 
 def _report(args: argparse.Namespace) -> None:
+    from ..identify.bodyfiles import load_drive_gains, load_payload
     from ..identify.result import load_result_and_robot
     from .report import check_model, write_report
 
     validation = args.validation or []
-    check_output(args.output, "-o", inputs=[args.result, *args.recordings, *validation])
+    extra = [p for p in (args.payload, args.gains) if p is not None]
+    check_output(args.output, "-o", inputs=[args.result, *args.recordings, *validation,
+                                            *extra])
     result, robot = load_result_and_robot(args.result, args.robot)
+    payload = load_payload(args.payload) if args.payload else None
+    gains = load_drive_gains(args.gains) if args.gains else None
     check_model(robot, result)
     trims = trim_per_file(args.trim, [*args.recordings, *validation])
     train = {p: read_recording(p, args, robot, trims.get(p)) for p in args.recordings}
@@ -50,7 +57,7 @@ def _report(args: argparse.Namespace) -> None:
     for path, rec in [*train.items(), *test.items()]:
         report_read(path, rec)
     write_report(robot, result, train, args.output, validation=test, title=args.title,
-                 progress=not args.quiet)
+                 progress=not args.quiet, payload=payload, gains=gains)
     size = Path(args.output).stat().st_size
     print(f"wrote {args.output} ({size / 1024:.0f} kB)")
 
@@ -68,6 +75,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="robot name or file (default: the one recorded in the result)")
     p.add_argument("-o", "--output", default="report.html", help="HTML file to write")
     p.add_argument("--title", default=None, help="title of the report")
+    p.add_argument("--payload", default=None, metavar="FILE",
+                   help="payload file written by dynid payload, shown in its own section")
+    p.add_argument("--gains", default=None, metavar="FILE",
+                   help="drive-gains file written by dynid gains, shown in its own section")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     recording_options(p, processing=False)
     p.set_defaults(func=_report)

@@ -4,7 +4,8 @@ well it predicts, how well it is determined and whether it is physical.
 Sections: a summary; the trajectory of every recording; measured against predicted output on
 the identification and the validation recordings; error tables; the parameters with their
 uncertainty; the physical consistency checks; condition numbers; the residual's whiteness;
-and the settings. See :func:`write_report`.
+the essential parameters' steps, a payload and drive gains when there are; and the
+settings. See :func:`write_report`.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from .._files import excerpt
 from .._progress import Steps
 from ..errors import DataError
 from ..identify.data import check_informative, check_recording
+from ..identify.gains import DriveGains
+from ..identify.payload import Payload
 from ..identify.recording import Recording
 from ..identify.result import IdentificationResult
 from ..identify.validation import Validation, validate
@@ -26,6 +29,7 @@ from .conditioning import Conditioning, conditioning
 from .consistency import Consistency, consistency
 from .friction import friction_html
 from .html import Cell, Section, figure, heading, page, paragraph, table
+from .methods import method_sections
 from .settings import settings_html
 from .tables import (
     POOR,
@@ -48,7 +52,8 @@ def write_report(robot: Robot, result: IdentificationResult,
                  recordings: Recording | Sequence[Recording] | Mapping[str, Recording],
                  path: str | Path, *,
                  validation: Recording | Sequence[Recording] | Mapping[str, Recording] = (),
-                 title: str | None = None, progress: bool = False) -> Path:
+                 title: str | None = None, progress: bool = False,
+                 payload: Payload | None = None, gains: DriveGains | None = None) -> Path:
     """Write the report of an identification as one self-contained HTML file.
 
     The file needs nothing else: the style is inline, the figures are PNG images embedded in
@@ -80,6 +85,12 @@ def write_report(robot: Robot, result: IdentificationResult,
         Title of the report (default: ``"Identification of <robot name>"``).
     progress
         Draw a progress bar on standard error once the report has taken more than a second.
+    payload, gains
+        A payload identified on this robot (:func:`~dynid.identify.identify_payload`,
+        :func:`dynid.load_payload`) and drive gains (:func:`~dynid.identify.
+        identify_drive_gains`, :func:`dynid.load_drive_gains`), each shown in its own
+        section. A result fitted on essential parameters
+        (:func:`~dynid.identify.essential_parameters`) has a section of its steps.
 
     Returns
     -------
@@ -104,10 +115,12 @@ def write_report(robot: Robot, result: IdentificationResult,
     for which, group in (("recordings", train), ("validation", test)):
         for label, rec in group.items():
             group[label] = _fits(robot, rec, f"{which} {excerpt(label)}")
+    extra = method_sections(robot, result, payload, gains)
     steps = Steps(2 * (len(train) + len(test)) + 3, "report", enabled=progress,
                   delay=PROGRESS_DELAY)
     try:
         sections = _contents(robot, result, train, test, steps)
+        sections[-1:-1] = extra  # before the settings
         html = page(title if title is not None else f"Identification of {robot.name}",
                     sections, subtitle=f"{result.method} estimate of {robot!r}")
         with replacing(path) as tmp:
@@ -215,7 +228,7 @@ def _summary(robot, result, train, test, validations, cond: Conditioning,
              checks: Consistency) -> str:
     units = sorted(set(robot.output_units))
     u = result.uncertainty()
-    poor = int((u.relative_std > POOR).sum())
+    poor = int(((u.relative_std > POOR) & (u.std > 0)).sum())  # σ 0: left out, fixed
     white = result.whiteness
     source = result.robot_source or result.robot
     facts = [["robot", robot.name + (f" ({source})" if source != robot.name else "")],

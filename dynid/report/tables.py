@@ -75,7 +75,8 @@ def _flag(relative: float) -> Cell:
 def base_table(result: IdentificationResult) -> str:
     """Base parameters: value, σ, relative σ and a flag."""
     u = result.uncertainty()
-    rows = [[name, Cell(v, 6), Cell(s, 3), Cell(r, 3), _flag(r)]
+    rows = [[name, Cell(v, 6), Cell(s, 3), Cell(r, 3),
+             Cell("left out: fixed") if s == 0 else _flag(r)]
             for name, v, s, r in zip(u.names, u.values, u.std, u.relative_std, strict=True)]
     return table(["base parameter", "value", "σ", "σ/|θ| %", "note"], rows, id="base")
 
