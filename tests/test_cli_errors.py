@@ -251,6 +251,8 @@ def test_numeric_options_are_refused_as_they_are_parsed(files, capsys, nothing_c
     (["identify", "{robot}", "{csv}", "--columns", "torque=a"], r"--columns 'torque=a': unknown "
                                                                 r"signal 'torque'"),
     (["identify", "{robot}", "{npz}", "--units", "positions"], r"--units: expected SIGNAL=VALUE"),
+    (["identify", "{robot}", "{npz}", "--method", "ols", "--essential", "--friction",
+      "stribeck"], r"--essential: the essential parameters are chosen among the linear"),
     (["identify", "{robot}", "{npz}", "--essential"], r"--essential: refits by weighted least "
                                                       r"squares; give --method ols, wls or "
                                                       r"gauss-markov \(found consistent\)"),
