@@ -136,6 +136,11 @@ def test_estimators_consistency_and_files_on_identical_legs(tmp_path):
     np.testing.assert_array_equal(back.result.params, est.params_)
     text = urdf_text(shared, est.params_)
     assert text.count('<mass value="') >= 19  # the platform and the 18 leg links
+    from dynid.report import write_report
+
+    write_report(shared, est.result_, {"run": rec}, tmp_path / "report.html")
+    page = (tmp_path / "report.html").read_text()
+    assert "legs_rod" in page and "x_slide" not in page
 
 
 @pytest.mark.parametrize(("massless", "shared_links", "match"), [
