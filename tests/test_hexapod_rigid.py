@@ -62,3 +62,24 @@ def test_closed_form_only_for_the_platform_tree_it_describes(hexapod):
     kept = full.parameters.indices(hexapod.parameters.names)
     np.testing.assert_allclose(Y[:, :, kept], Regressor(hexapod)(q, v, a), rtol=0,
                                atol=1e-12 * np.abs(Y).max())
+
+
+def test_bodies_on_the_platform_go_through_the_closure(hexapod):
+    """A body fixed at the platform's frame moves with it: an identified one has the platform's
+    columns, a known one adds the platform's columns times its values (Pinocchio's path, which
+    the regressor takes for robots with bodies)."""
+    from dynid.models import Body, LinkInertia
+
+    body = LinkInertia(2.0, (0.01, -0.02, 0.03), (0.02, 0.001, 0.0, 0.03, 0.002, 0.04))
+    q, v, a = random_states(hexapod, 30, np.random.default_rng(3), margin=0.05)
+    Y = Regressor(hexapod)(q, v, a)
+    platform = Y[:, :, hexapod.parameters.link_block("platform")]
+    tool = replace(hexapod, bodies=(Body("tool", "platform", body),))
+    Yt = Regressor(tool)(q, v, a)
+    np.testing.assert_allclose(Yt[:, :, tool.parameters.link_block("tool")], platform,
+                               rtol=0, atol=1e-12 * np.abs(platform).max())
+    known = replace(hexapod, bodies=(Body("tool", "platform", body, known=True),))
+    Yk, y_known = Regressor(known).affine(q, v, a)
+    np.testing.assert_allclose(Yk, Y, rtol=0, atol=1e-12 * np.abs(Y).max())
+    np.testing.assert_allclose(y_known, platform @ body.to_pinocchio().toDynamicParameters(),
+                               rtol=1e-12, atol=1e-12 * np.abs(y_known).max())
