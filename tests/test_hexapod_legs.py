@@ -181,3 +181,41 @@ def test_massless_links_with_inertia_and_unlike_shared_links_are_refused(own):
 def test_identical_legs_in_a_robot_file_must_be_a_boolean(value):
     with pytest.raises(dynid.ModelError, match="identical_legs: expected true or false"):
         robot_from_mapping({**FILE, "identical_legs": value})
+
+
+def _serial_file(massless=None):
+    rows = [{"joint": "j1", "link": "a"},
+            {"joint": "j2", "link": "virtual", "alpha": "-pi/2"},
+            {"joint": "j3", "link": "c", "r": 0.3, "alpha": "pi/2"}]
+    data = {"kinematics": {"modified_dh": rows},
+            "links": {"a": {"mass": 1.0, "inertia": [0.01, 0, 0, 0.01, 0, 0.01]},
+                      "c": {"mass": 2.0, "com": [0.1, 0.0, 0.05],
+                            "inertia": [0.02, 0, 0, 0.03, 0, 0.02]}}}
+    if massless is not None:
+        data["kinematics"]["massless"] = massless
+    return data
+
+
+def test_massless_links_in_a_robot_file():
+    """A serial arm with a virtual link: declared massless, its ten columns are dropped and
+    the others are those of the arm that keeps them (Pinocchio's regressor both times)."""
+    full = robot_from_mapping(_serial_file())
+    light = robot_from_mapping(_serial_file(["virtual"]))
+    assert light.parameters.links == ("a", "c")
+    q, v, a = random_states(full, 50, np.random.default_rng(5))
+    Y = Regressor(full)(q, v, a)
+    kept = full.parameters.indices(light.parameters.names)
+    np.testing.assert_allclose(Regressor(light)(q, v, a), Y[:, :, kept], rtol=0,
+                               atol=1e-12 * np.abs(Y).max())
+    dropped = base_parameters(full).rank - base_parameters(light).rank
+    assert dropped > 0  # the virtual link's own identifiable combinations, zero in truth
+
+
+@pytest.mark.parametrize(("value", "match"), [
+    ("virtual", r"kinematics.massless: expected a list of link names"),
+    (["virtal"], r"kinematics.massless\[0\]"),
+    (["c"], r"kinematics.massless: massless link 'c' has inertia in the model \(mass 2 kg"),
+])
+def test_bad_massless_entries_in_a_robot_file(value, match):
+    with pytest.raises(dynid.ModelError, match=match):
+        robot_from_mapping(_serial_file(value))
