@@ -219,3 +219,22 @@ def test_massless_links_in_a_robot_file():
 def test_bad_massless_entries_in_a_robot_file(value, match):
     with pytest.raises(dynid.ModelError, match=match):
         robot_from_mapping(_serial_file(value))
+
+
+def test_shared_links_on_a_serial_arm_sum_their_columns():
+    """Without a closure too: two identical links sharing one set have the sum of their
+    columns, and the prediction of the arm whose links both take the shared values."""
+    data = _serial_file()
+    data["links"]["virtual"] = data["links"]["c"] = data["links"]["a"]
+    full = robot_from_mapping(data)
+    pair = replace(full, tree=full.tree.with_links(shared={"ac": ["a", "c"]}))
+    assert pair.parameters.links == ("ac", "virtual")
+    q, v, a = random_states(full, 40, np.random.default_rng(6))
+    Y, Yp = Regressor(full)(q, v, a), Regressor(pair)(q, v, a)
+    P, Pf = pair.parameters, full.parameters
+    np.testing.assert_allclose(Yp[:, :, P.link_block("ac")],
+                               Y[:, :, Pf.link_block("a")] + Y[:, :, Pf.link_block("c")],
+                               rtol=0, atol=1e-12 * np.abs(Y).max())
+    theta = np.random.default_rng(7).uniform(0.5, 1.5, len(P)) * pair.prior
+    expanded = np.concatenate([pair.link_values(theta)[j] for j in range(3)])
+    np.testing.assert_allclose(Yp @ theta, Y @ expanded, rtol=1e-12, atol=1e-12)
