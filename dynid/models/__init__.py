@@ -15,6 +15,7 @@ from .friction import (
 )
 from .levers import LeverScrew, screw_dynamics
 from .library import embedded_robots, load_robot, random_robot
+from .linkset import LinkSet
 from .loops import LoopClosure
 from .parameters import LINK_KINDS, Parameter, ParameterSet
 from .regressor import Regressor
@@ -54,6 +55,7 @@ __all__ = [
     "LinearClosure",
     "LinearSpring",
     "LinkInertia",
+    "LinkSet",
     "LoopClosure",
     "NonlinearClosure",
     "Parameter",

@@ -13,6 +13,7 @@ The format (every key is checked; an unknown, missing or malformed one raises
         - {joint: joint2, d: 0, r: 0, alpha: -pi/2, theta: 0, type: revolute}
       tool: {name: flange, r: 0.107}    # optional fixed frame after the last joint (DH)
       locked: {joint4: 0.0}             # URDF only: joints blocked at a position
+      massless: [virtual_link]          # links without parameters (zero inertia, no columns)
     links:                              # inertial priors about the COM, in the link frame
       link1: {mass: 4.97, com: [0.0039, 0.0021, -0.0476],
               inertia: [0.7034, -0.0001, 0.0068, 0.7066, 0.0192, 0.0091]}  # ixx ixy ixz iyy iyz izz
@@ -81,7 +82,7 @@ __all__ = ["load_robot_file", "robot_from_mapping"]
 
 _TOP = ("name", "description", "gravity", "output", "kinematics", "links", "joints", "defaults",
         "closure", "transmission", "springs", "cables", "bodies")
-_KIN = ("urdf", "modified_dh", "dh", "tool", "locked", "frames")
+_KIN = ("urdf", "modified_dh", "dh", "tool", "locked", "frames", "massless")
 _ROW = {"modified_dh": ("joint", "link", "type", "d", "r", "alpha", "theta", "gamma", "b",
                         "parent"),
         "dh": ("joint", "link", "type", "a", "d", "alpha", "theta")}
@@ -122,6 +123,8 @@ def robot_from_mapping(data: object, *, base_dir: str | Path = ".",
     kin = S.mapping(top["kinematics"], "kinematics", _KIN)
     tree = _tree(kin, Path(base_dir), links, gravity)
     M.add_frames(kin.get("frames"), tree)
+    if "massless" in kin:
+        tree = _massless(kin["massless"], tree)
     closure = M.closure(top.get("closure"), tree)
     basis = closure.basis_names
     entries = _joint_entries(top, tree, basis)
@@ -440,3 +443,16 @@ def _joint_entries(top: Mapping, tree: Tree, basis: tuple[str, ...]) -> dict[str
                            if key in defaults else value)
         out[joint] = merged
     return out
+
+
+def _massless(value: object, tree: Tree) -> Tree:
+    """The tree with the links of ``kinematics.massless`` carrying no parameters."""
+    path = "kinematics.massless"
+    if not isinstance(value, list):
+        raise S.fail(path, f"expected a list of link names, found {S.excerpt(value)}; e.g. "
+                           "massless: [virtual_link]")
+    names = [S.text(x, f"{path}[{i}]", tree.link_names) for i, x in enumerate(value)]
+    try:
+        return tree.with_links(massless=names)
+    except ModelError as exc:
+        raise S.fail(path, str(exc)) from None

@@ -13,6 +13,7 @@ its path)::
                     platform_gap: 20*deg, height: 1.0}
         # or base: [[x, y, z] × 6] and platform: [[x, y, z] × 6] and home: [x, y, z, r, p, y]
         stroke: [0.8, 1.45]             # shortest and longest leg (m)
+    identical_legs: false               # true: the legs' links share one set of parameters
     links:                              # priors about the COM, in the link frames
       platform: {mass: 10.2, com: [0, 0, -0.05], inertia: [0.2, 0, 0, 0.2, 0, 0.3]}
       cross: {...}
@@ -51,8 +52,8 @@ from .platform import stewart_platform
 
 __all__ = ["stewart_from_mapping"]
 
-_TOP = ("name", "description", "gravity", "output", "kinematics", "links", "friction", "joints",
-        "actuators")
+_TOP = ("name", "description", "gravity", "output", "kinematics", "identical_legs", "links",
+        "friction", "joints", "actuators")
 _STEWART = ("symmetric", "base", "platform", "home", "stroke")
 _SYMMETRIC = ("base_radius", "platform_radius", "base_gap", "platform_gap", "height")
 _LINKS = ("platform", "cross", "cylinder", "rod")
@@ -180,11 +181,15 @@ def stewart_from_mapping(data: dict, default_name: str = "hexapod") -> Robot:
         raise S.fail("output", "current output needs actuators.torque_constant (N/A)")
     if "description" in top:
         S.text(top["description"], "description", max_length=100_000)
+    identical = top.get("identical_legs", False)
+    if not isinstance(identical, bool):
+        raise S.fail("identical_legs", f"expected true or false, found {S.excerpt(identical)}; "
+                                       "e.g. identical_legs: true")
     robot = stewart_platform(geometry, **inertias,
                              gravity=S.numbers(top.get("gravity", [0, 0, -9.81]), "gravity", 3),
                              name=S.text(top.get("name", default_name), "name"),
                              output=output, pose_limits=_pose_limits(top.get("joints")),
-                             actuator_limits=actuator_limits, **kw)
+                             actuator_limits=actuator_limits, identical_legs=identical, **kw)
     _check_finite(robot)
     return robot
 
