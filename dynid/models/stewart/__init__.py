@@ -11,9 +11,8 @@ spherical joints::
     robot = robot.with_terms(leg_friction(robot.closure, {"length": ["viscous"]}))
     robot = stewart_platform(geometry, ..., identical_legs=True)  # legs_cross, legs_rod …
 
-The regressor's link columns come in closed form over all samples
-(:class:`~dynid.models.stewart.rigid.StewartRigidRows`); the pose chain's virtual links are
-massless (no parameters).
+The regressor's link columns are Pinocchio's joint-torque regressor of the cut tree, projected
+by ``Gᵀ``; the pose chain's virtual links are massless (no parameters).
 """
 
 from .checks import check_poses
@@ -23,7 +22,6 @@ from .friction import SharedFriction, SphericalFriction, leg_friction
 from .geometry import StewartGeometry, rate_matrix, rate_matrix_derivative, rotation
 from .legs import LegTransmission
 from .platform import SHARED_LEG_LINKS, stewart_platform, stewart_tree
-from .rigid import StewartRigidRows, body_regressor
 
 __all__ = [
     "POSE_NAMES",
@@ -33,8 +31,6 @@ __all__ = [
     "SphericalFriction",
     "StewartClosure",
     "StewartGeometry",
-    "StewartRigidRows",
-    "body_regressor",
     "check_poses",
     "direct_kinematics",
     "leg_friction",
