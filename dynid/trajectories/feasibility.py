@@ -24,6 +24,7 @@ from .constraints import (
     dense_times,
     worst_points,
 )
+from .efforts import EffortConstraint
 from .fourier import FourierTrajectory
 from .spaces import DesignSpace, basis_motion
 
@@ -37,7 +38,9 @@ def build_constraints(robot: Robot, space: DesignSpace, *, joint_limits: bool = 
                       actuator_limits: bool = True, cartesian: Sequence[CartesianBox] = (),
                       margin: float = 0.0) -> list[Constraint]:
     """The constraints of a design in ``space``: the robot's joint limits and actuator limits
-    (the finite ones; each in the units of the space it lives in) and Cartesian boxes."""
+    (the finite ones; each in the units of the space it lives in), the actuator efforts its
+    prior model predicts against the actuators' effort limits
+    (:class:`~dynid.trajectories.efforts.EffortConstraint`), and Cartesian boxes."""
     out: list[Constraint] = []
     if joint_limits:
         out.append(LimitConstraint(robot.limits, robot.joint_names, robot.basis_units,
@@ -49,8 +52,10 @@ def build_constraints(robot: Robot, space: DesignSpace, *, joint_limits: bool = 
                                        "design", "actuator limits", margin))
         else:
             out.append(LimitConstraint(robot.actuator_limits, robot.actuator_names,
-                                       ("rad",) * robot.n, "actuator", "actuator limits",
+                                       robot.actuator_units, "actuator", "actuator limits",
                                        margin))
+        if np.isfinite(robot.actuator_limits.effort).any():
+            out.append(EffortConstraint(robot, margin=margin))
     out.extend(box.bind(robot) for box in cartesian)
     return [c for c in out if c.rows]
 
