@@ -19,7 +19,7 @@ from .bodies import Attachments, Body
 from .closures import Closure, LinearClosure
 from .parameters import GROUPS, ParameterSet
 from .terms import Term
-from .transmissions import Gear, Transmission
+from .transmissions import Transmission
 from .tree import Tree
 
 __all__ = ["OUTPUTS", "Limits", "Robot"]
@@ -189,11 +189,7 @@ class Robot:
         """Position unit of each actuator coordinate: ``"m"`` for an actuator that moves
         prismatic coordinates only, each through a unit gear (its coordinate is a length, as
         the insertion of the dVRK PSM), else ``"rad"`` (a rotary motor)."""
-        C = self.transmission.coupling
-        C = np.eye(self.n) if C is None else C
-        linear = np.array([u == "m" and isinstance(d, Gear) and d.ratio == 1.0 for u, d in
-                           zip(self.basis_units, self.transmission.drives, strict=True)])
-        return tuple("m" if np.all(linear[row != 0]) else "rad" for row in C)
+        return self.transmission.actuator_units(self.basis_units)
 
     @property
     def output_units(self) -> tuple[str, ...]:

@@ -31,6 +31,9 @@ The format (every key is checked; an unknown, missing or malformed one raises
 Joint limits are in rad (m), rad/s, rad/s² and N·m (N); actuator limits are on the motor side,
 in rad, rad/s, rad/s² and N·m, or in encoder increments with ``unit: increments``.
 
+Stewart–Gough platforms have a section of their own, ``kinematics.stewart``
+(:mod:`dynid.models.stewart.robotfile`).
+
 Mechanisms (extra frames, ``closure``, ``transmission.coupling``, ``springs``, ``cables``,
 ``bodies`` fixed to links, and the lever actuator ``actuator.lever`` / ``actuator.screw``) are
 described in :mod:`dynid.models._mechanisms`. With a closure, ``joints`` names every basis
@@ -98,6 +101,11 @@ def load_robot_file(path: str | Path) -> Robot:
 def robot_from_mapping(data: object, *, base_dir: str | Path = ".",
                        default_name: str = "robot") -> Robot:
     """Build a robot from a parsed robot file (see the module docstring for the format)."""
+    if isinstance(data, dict) and isinstance(data.get("kinematics"), dict) \
+            and "stewart" in data["kinematics"]:
+        from .stewart.robotfile import stewart_from_mapping
+
+        return stewart_from_mapping(data, default_name)
     top = S.mapping(data, "robot file", _TOP, required=("kinematics",))
     name = S.text(top.get("name", default_name), "name")
     if "description" in top:

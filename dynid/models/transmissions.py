@@ -141,6 +141,15 @@ class Transmission:
         """Every joint driven directly: unit gears and no coupling."""
         return self._direct
 
+    def actuator_units(self, basis_units: Sequence[str]) -> tuple[str, ...]:
+        """Position unit of each actuator given those of the basis coordinates: ``"m"`` for
+        an actuator that moves prismatic coordinates only, each through a unit gear, else
+        ``"rad"``."""
+        C = np.eye(self.n) if self.coupling is None else self.coupling
+        linear = np.array([u == "m" and isinstance(d, Gear) and d.ratio == 1.0 for u, d in
+                           zip(basis_units, self.drives, strict=True)])
+        return tuple("m" if np.all(linear[row != 0]) else "rad" for row in C)
+
     # Encoder units -----------------------------------------------------------------------
     def _encoder(self) -> np.ndarray:
         if self.increments_per_turn is None:

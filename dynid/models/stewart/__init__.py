@@ -1,0 +1,31 @@
+"""Stewart–Gough platforms (6-DOF parallel robots, after Abdellatif & Heimann, Robotica 2009).
+
+Basis coordinates are the platform pose (position and roll–pitch–yaw angles), actuator
+coordinates the six leg lengths; the legs are universal–prismatic–spherical chains cut at the
+spherical joints.
+"""
+
+from .checks import check_poses
+from .closure import POSE_NAMES, StewartClosure
+from .direct import direct_kinematics
+from .friction import SharedFriction, SphericalFriction, leg_friction
+from .geometry import StewartGeometry, rate_matrix, rate_matrix_derivative, rotation
+from .legs import LegTransmission
+from .platform import stewart_platform, stewart_tree
+
+__all__ = [
+    "POSE_NAMES",
+    "LegTransmission",
+    "SharedFriction",
+    "SphericalFriction",
+    "StewartClosure",
+    "StewartGeometry",
+    "check_poses",
+    "direct_kinematics",
+    "leg_friction",
+    "rate_matrix",
+    "rate_matrix_derivative",
+    "rotation",
+    "stewart_platform",
+    "stewart_tree",
+]
