@@ -33,7 +33,6 @@ import numpy as np
 
 from .._files import excerpt
 from ..errors import DataError
-from ..models.transmissions import Transmission
 from .recording import Recording
 
 __all__ = ["KINEMATICS", "actuator_positions", "check_kinematics", "kinematics_order", "map_first",
@@ -56,7 +55,7 @@ def kinematics_order(setting: str, robot) -> str:
     check_kinematics(setting)
     if setting != "auto":
         return setting
-    return "after" if type(robot.transmission) is Transmission else "before"
+    return "after" if robot.transmission.elementwise else "before"
 
 
 def to_basis(robot, time: np.ndarray, q_m: np.ndarray, v_m: np.ndarray, a_m: np.ndarray,
