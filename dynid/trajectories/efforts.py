@@ -63,7 +63,7 @@ class EffortConstraint(Constraint):
         self._select = np.flatnonzero(np.isfinite(effort))
         units = model.output_units
         self.rows = tuple(Row("actuator limits", robot.actuator_names[j], "effort", units[j],
-                              -effort[j] * (1 - margin), effort[j] * (1 - margin))
+                              -float(effort[j]) * (1 - margin), float(effort[j]) * (1 - margin))
                           for j in self._select)
 
     def values(self, q, v, a):
