@@ -24,6 +24,7 @@ from ..errors import DataError
 from .data import IdentificationData, pooled_covariance
 from .estimators import Estimator, gauss_markov
 from .kinematics import actuator_positions
+from .system import RankDeficient
 
 __all__ = ["MaximumLikelihood"]
 
@@ -38,7 +39,8 @@ class MaximumLikelihood(Estimator):
         sample rate, at most 60).
 
     After fitting, ``cutoff_`` is the chosen cutoff (Hz) and ``profile_`` maps each cutoff
-    tried to its negative log-likelihood.
+    tried to its negative log-likelihood (infinite where the harmonics kept leave some base
+    parameter unexcited).
     """
 
     method = "ml"
@@ -62,7 +64,7 @@ class MaximumLikelihood(Estimator):
         P = averages[0].recording.n_samples
         top = self.max_harmonic or min(60, P // 4)
         harmonics = range(1, max(2, min(top, P // 2 - 1)) + 1)
-        profile, best = {}, None
+        profile, best, refused = {}, None, None
         for k in harmonics:
             cutoff = (k + 0.5) / proc.period
             trial = replace(proc, harmonics_cutoff=cutoff, decimate=1)
@@ -78,11 +80,17 @@ class MaximumLikelihood(Estimator):
                 cov_d = avg.position_covariance / avg.n_periods
                 cost += 0.5 * float(np.sum(delta * _solve_psd(cov_d, delta.T).T))
             system = data.compress(states, decimate=1)
-            theta, P_theta, whitened = gauss_markov(system, cov_y)
+            try:
+                theta, P_theta, whitened = gauss_markov(system, cov_y)
+            except RankDeficient as exc:    # too few harmonics kept to excite every parameter
+                profile[cutoff], refused = np.inf, exc
+                continue
             cost += 0.5 * whitened.residual_norm2(theta)
             profile[cutoff] = cost
             if best is None or cost < profile[best[0]]:
                 best = (cutoff, theta, P_theta, system, trial, states)
+        if best is None:
+            raise refused
         self.cutoff_, theta, P_theta, system, trial, states = best
         self.profile_ = profile
         return {"base_params": theta, "base_cov": P_theta, "noise_covariance": cov_y,
