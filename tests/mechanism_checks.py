@@ -18,6 +18,7 @@ import pinocchio as pin
 
 from dynid.models import Regressor
 from dynid.models.springs import CableTorque, LinearSpring, TorsionalSpring
+from dynid.models.stewart import SharedFriction
 from dynid.models.terms import CoordinateTerm
 
 # Eighth-order central difference for the first derivative.
@@ -106,6 +107,11 @@ def energy_and_friction(robot, theta, q, v):
                     P += k * sgn * xd
                 else:  # a constant force: its power
                     P += k * xd
+        elif isinstance(term, SharedFriction):  # one coefficient on several coordinates
+            rates = xd_all[:, list(term.rows)]
+            k = value[term.parameters[0].name]
+            sgn = np.tanh(rates / term.smoothing) if term.smoothing else np.sign(rates)
+            P += k * np.sum(rates ** 2 if term.kind == "viscous" else sgn * rates, axis=1)
         elif isinstance(term, CableTorque):
             for deg, p in enumerate(term.parameters):
                 E += value[p.name] * x ** (deg + 1) / (deg + 1)

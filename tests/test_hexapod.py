@@ -173,9 +173,11 @@ def test_power_balance_along_random_trajectories(hexapod):
 
 def test_shared_and_spherical_friction_dissipate_their_power(hexapod):
     """Power of the friction columns equals the dissipation written from the joints' relative
-    velocities: shared Coulomb at the universal joints (Σ r |α̇_i|) and viscous friction at the
-    spherical joints (c |ω_platform − ω_rod|², angular velocities from Pinocchio)."""
-    terms = leg_friction(hexapod.closure, {"alpha": ["coulomb"], "spherical": ["viscous"]},
+    velocities: shared Coulomb at the universal joints (Σ r |α̇_i|), viscous and Coulomb
+    friction at the spherical joints (c |ω_rel|², r |ω_rel| with ω_rel = ω_platform − ω_rod,
+    angular velocities from Pinocchio)."""
+    terms = leg_friction(hexapod.closure, {"alpha": ["coulomb"],
+                                           "spherical": ["viscous", "coulomb"]},
                          shared=["alpha"])
     robot = hexapod.with_terms(terms)
     q, v, a = states(robot, 8, seed=6)
@@ -192,8 +194,11 @@ def test_shared_and_spherical_friction_dissipate_their_power(hexapod):
         pin.updateFramePlacements(model, data)
         w = [pin.getFrameVelocity(model, data, model.getFrameId(f), _WORLD).angular
              for f in ("platform", "leg3_rod")]
-        expected.append(np.sum((w[0] - w[1]) ** 2))
-    np.testing.assert_allclose(power[:, 1], expected, rtol=1e-10)
+        expected.append(np.linalg.norm(w[0] - w[1]))
+    np.testing.assert_allclose(power[:, 1], np.square(expected), rtol=1e-10)
+    coulomb = np.einsum("nip,ni->np", Y[:, :, robot.parameters.indices(["leg3_spherical.fc"])],
+                        v_m)[:, 0]
+    np.testing.assert_allclose(coulomb, expected, rtol=1e-10)
 
 
 def test_energy_check_sees_a_wrong_model(hexapod):
@@ -234,3 +239,30 @@ def test_embedded_hexapod_pose_box_is_reachable_and_well_conditioned(hexapod):
     assert lengths.min() > lo and lengths.max() < hi
     assert hexapod.actuator_units == ("m",) * 6 and hexapod.output_units == ("N",) * 6
     assert hexapod.transmission.tolerance < hexapod.transmission.resolution
+
+
+def test_mass_matrix_on_the_pose_is_the_kinetic_energy_of_the_tree(hexapod):
+    """M(x) from the model's output is symmetric, positive definite, and ½ vᵀ M v is the
+    kinetic energy of the cut tree moving with v_t = G v (Pinocchio)."""
+    from dynid.models.dynamics import Dynamics
+
+    robot = hexapod.with_output("joint_torque")
+    q, v, _ = states(robot, 6, seed=7)
+    M = Dynamics(robot, robot.prior).mass_matrix(q)
+    np.testing.assert_allclose(M, np.swapaxes(M, 1, 2), rtol=0, atol=1e-12 * np.abs(M).max())
+    assert np.linalg.eigvalsh(M).min() > 0
+    model = model_with(robot, robot.prior)
+    data = model.createData()
+    q_t, v_t, _, _ = robot.closure.tree_state(q, v, np.zeros_like(q))
+    T = [pin.computeKineticEnergy(model, data, c, w) for c, w in zip(q_t, v_t, strict=True)]
+    np.testing.assert_allclose(0.5 * np.einsum("ni,nij,nj->n", v, M, v), T, rtol=1e-10)
+
+
+def test_docstring_examples_of_the_geometry_and_the_builder_run():
+    import doctest
+
+    from dynid.models.stewart import geometry, platform
+
+    for module in (geometry, platform):
+        result = doctest.testmod(module)
+        assert result.attempted > 0 and result.failed == 0

@@ -55,6 +55,7 @@ from .recording import Recording
 from .residuals import Whiteness, whiteness
 from .result import IdentificationResult, load_result
 from .rts import rts_covariance, rts_states
+from .structure import compare_structures, structure_uncertainty
 from .system import JointSystem, LinearSystem
 from .tables import Flat
 from .timestamps import TimeReport, resample, time_report
@@ -96,6 +97,7 @@ __all__ = [
     "butterworth_states",
     "choose_processing",
     "com_boxes",
+    "compare_structures",
     "compensate",
     "differentiate",
     "estimate_delays",
@@ -118,6 +120,7 @@ __all__ = [
     "savgol_window",
     "signal_bandwidth",
     "spectral_states",
+    "structure_uncertainty",
     "time_report",
     "validate",
     "whiteness",

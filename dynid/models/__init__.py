@@ -13,6 +13,15 @@ from .regressor import Regressor
 from .robot import OUTPUTS, Limits, Robot
 from .robotfile import load_robot_file, robot_from_mapping
 from .springs import CableTorque, LinearSpring, TorsionalSpring
+from .stewart import (
+    LegTransmission,
+    StewartClosure,
+    StewartGeometry,
+    check_poses,
+    direct_kinematics,
+    leg_friction,
+    stewart_platform,
+)
 from .terms import CoordinateTerm, Term, armature, joint_friction, motor_dynamics
 from .transmissions import Drive, Gear, Transmission
 from .tree import Tree
@@ -30,6 +39,7 @@ __all__ = [
     "Drive",
     "Gear",
     "IdentityClosure",
+    "LegTransmission",
     "LeverScrew",
     "Limits",
     "LinearClosure",
@@ -41,6 +51,8 @@ __all__ = [
     "ParameterSet",
     "Regressor",
     "Robot",
+    "StewartClosure",
+    "StewartGeometry",
     "Term",
     "TorsionalSpring",
     "Transmission",
@@ -48,8 +60,11 @@ __all__ = [
     "armature",
     "base_parameters",
     "build_tree",
+    "check_poses",
+    "direct_kinematics",
     "embedded_robots",
     "joint_friction",
+    "leg_friction",
     "load_robot",
     "load_robot_file",
     "motor_dynamics",
@@ -57,4 +72,5 @@ __all__ = [
     "random_states",
     "robot_from_mapping",
     "screw_dynamics",
+    "stewart_platform",
 ]

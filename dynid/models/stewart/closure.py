@@ -56,6 +56,12 @@ class StewartClosure(NonlinearClosure):
     def tree_joints(self, tree_names):
         return list(range(6))
 
+    @staticmethod
+    def project(rows: np.ndarray, G: np.ndarray | None) -> np.ndarray:
+        """``Gᵀ rows`` (N, 6, p) of tree rows (N, 24, p): the platform joints are the pose
+        itself (their block of ``G`` is the identity), so only the legs' rows are multiplied."""
+        return rows[:, :6] + np.matmul(np.swapaxes(G[:, 6:], 1, 2), rows[:, 6:])
+
     def legs(self, q: np.ndarray, v: np.ndarray | None = None):
         """The legs' state (:class:`~dynid.models.stewart.geometry.LegState`) at poses (N, 6)."""
         return self.geometry.legs(q, v)

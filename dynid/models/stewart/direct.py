@@ -20,7 +20,7 @@ from .geometry import StewartGeometry
 __all__ = ["direct_kinematics"]
 
 #: Samples solved together (and started from one predicted pose).
-BLOCK = 256
+BLOCK = 512
 
 
 def _where(k: int, t: np.ndarray | None) -> str:
@@ -30,14 +30,16 @@ def _where(k: int, t: np.ndarray | None) -> str:
 def _newton(geometry: StewartGeometry, X: np.ndarray, L: np.ndarray, tolerance: float,
             max_iterations: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Newton iterations from ``X`` (B, 6) towards lengths ``L`` (B, 6): the poses, whether
-    each converged, and the largest length residual (m)."""
+    each converged, and the smallest largest-leg residual reached (m)."""
     X = X.copy()
     todo = np.arange(X.shape[0])
-    worst = np.full(X.shape[0], np.inf)
+    worst = np.full(X.shape[0], np.inf)  # the residual of the last iterate
+    best = np.full(X.shape[0], np.inf)  # the smallest residual reached
     for _ in range(max_iterations + 1):
         legs = geometry.legs(X[todo])
         res = legs.length - L[todo]
         worst[todo] = np.abs(res).max(axis=1)
+        best[todo] = np.fmin(best[todo], worst[todo])
         done = worst[todo] < tolerance
         todo, K, res = todo[~done], legs.K[~done], res[~done]
         if not len(todo):
@@ -51,14 +53,12 @@ def _newton(geometry: StewartGeometry, X: np.ndarray, L: np.ndarray, tolerance: 
         finite = np.all(np.isfinite(X[todo]), axis=1) & (np.abs(X[todo, 3:]) < 10).all(axis=1)
         if not np.all(finite):  # diverged: stop iterating these
             worst[todo[~finite]] = np.inf
-            X[todo[~finite]] = np.nan
             todo = todo[finite]
-    converged = worst < tolerance
-    return X, converged, worst
+    return X, worst < tolerance, best
 
 
 def direct_kinematics(geometry, lengths: np.ndarray, *, t: np.ndarray | None = None,
-                      start: np.ndarray | None = None, tolerance: float = 1e-10,
+                      start: np.ndarray | None = None, tolerance: float | None = None,
                       max_iterations: int = 30, strict: bool = True) -> np.ndarray:
     """Platform poses (N, 6) of leg lengths (N, 6), by Newton–Raphson along the samples.
 
@@ -74,7 +74,9 @@ def direct_kinematics(geometry, lengths: np.ndarray, *, t: np.ndarray | None = N
     start
         Pose (6,) to start the first sample from (default: the geometry's home pose).
     tolerance
-        Largest leg-length residual (m) accepted: set it below the sensors' resolution.
+        Largest leg-length residual (m) accepted: set it below the sensors' resolution
+        (default: the robot's :attr:`~dynid.models.stewart.legs.LegTransmission.tolerance`,
+        else 1e-10 m).
     max_iterations
         Newton iterations per attempt.
     strict
@@ -89,7 +91,10 @@ def direct_kinematics(geometry, lengths: np.ndarray, *, t: np.ndarray | None = N
     True
     """
     if not isinstance(geometry, StewartGeometry):
-        geometry = getattr(getattr(geometry, "transmission", None), "geometry", None)
+        transmission = getattr(geometry, "transmission", None)
+        geometry = getattr(transmission, "geometry", None)
+        if tolerance is None and hasattr(transmission, "tolerance"):
+            tolerance = transmission.tolerance
         if not isinstance(geometry, StewartGeometry):
             raise DataError("direct_kinematics: expected a StewartGeometry or a Stewart "
                             "platform robot (dynid.load_robot('hexapod')) as first argument")
@@ -105,6 +110,7 @@ def direct_kinematics(geometry, lengths: np.ndarray, *, t: np.ndarray | None = N
         if t.shape != (L.shape[0],):
             raise DataError(f"direct_kinematics t: expected {L.shape[0]} times, one per "
                             f"sample, found shape {t.shape}")
+    tolerance = 1e-10 if tolerance is None else tolerance
     if not 0 < tolerance < np.inf:
         raise DataError(f"direct_kinematics tolerance: expected a length > 0 (m), found "
                         f"{tolerance}")

@@ -138,18 +138,27 @@ class StewartGeometry:
             raise ModelError(f"Stewart platform stroke: expected 0 < lower < upper (m), found "
                              f"({lo:g}, {hi:g})")
         set_(self, "stroke", (lo, hi))
-        state = self.legs(self.home[None])
+        with np.errstate(all="ignore"):
+            state = self.legs(self.home[None])
         lengths = state.length[0]
-        if np.any(lengths <= 0):
-            raise ModelError("Stewart platform: a leg has zero length at the home pose; the "
-                             "home pose must hold the platform away from the base points")
+        if not (np.all(np.isfinite(state.K)) and np.all(lengths > 0)):
+            raise ModelError("Stewart platform: the legs at the home pose are not finite or "
+                             "have zero length; check the units of the points (m) and that the "
+                             "home pose holds the platform away from the base points")
+        if np.any((lengths < lo) | (lengths > hi)):
+            i = int(np.argmax((lengths < lo) | (lengths > hi)))
+            raise ModelError(f"Stewart platform: leg {i + 1} is {lengths[i]:.6g} m long at the "
+                             f"home pose {self.home.tolist()}, outside the stroke [{lo:g}, "
+                             f"{hi:g}] m; the home pose must be reachable (check the stroke, "
+                             "the points and the home height)")
         frames = np.empty((6, 3, 3))
         for i, z in enumerate(state.u[0]):
             x = np.cross([0.0, 0.0, 1.0], z)
             x = x / np.linalg.norm(x) if np.linalg.norm(x) > 1e-9 else np.array([1.0, 0, 0])
             frames[i] = np.column_stack([x, np.cross(z, x), z])
         set_(self, "leg_frames", frames)
-        cond = np.linalg.cond(self.scaled_jacobian(state.K))[0]
+        with np.errstate(all="ignore"):
+            cond = float(np.linalg.cond(self.scaled_jacobian(state.K))[0])
         if not cond < 1e6:
             raise ModelError(f"Stewart platform: the home pose {self.home.tolist()} is singular "
                              f"(condition number of the leg Jacobian {cond:.3g}); choose "
@@ -188,22 +197,22 @@ class StewartGeometry:
         """Leg vectors, lengths and ``K`` at poses ``q`` (N, 6); with pose rates ``v`` (N, 6)
         also the leg velocities and second derivatives at zero pose acceleration."""
         R = rotation(q[:, 3:])
-        arm = np.einsum("nij,kj->nki", R, self.platform)
+        arm = np.matmul(self.platform, np.swapaxes(R, 1, 2))
         d = q[:, None, :3] + arm - self.base
-        length = np.sqrt(np.einsum("nki,nki->nk", d, d))
+        length = np.sqrt(np.sum(d * d, axis=2))
         u = d / length[..., None]
         H = rate_matrix(q[:, 3:])
         K = np.empty((q.shape[0], 6, 6))
         K[:, :, :3] = u
-        K[:, :, 3:] = np.einsum("nki,nij->nkj", np.cross(arm, u), H)
+        K[:, :, 3:] = np.matmul(np.cross(arm, u), H)
         if v is None:
             return LegState(d, length, u, arm, H, K)
-        w = np.einsum("nij,nj->ni", H, v[:, 3:])
-        alpha0 = np.einsum("nij,nj->ni", rate_matrix_derivative(q[:, 3:], v[:, 3:]), v[:, 3:])
+        w = np.matmul(H, v[:, 3:, None])[..., 0]
+        alpha0 = np.matmul(rate_matrix_derivative(q[:, 3:], v[:, 3:]), v[:, 3:, None])[..., 0]
         w_arm = np.cross(w[:, None, :], arm)
         d_dot = v[:, None, :3] + w_arm
         d_ddot0 = np.cross(alpha0[:, None, :], arm) + np.cross(w[:, None, :], w_arm)
-        l_dot = np.einsum("nki,nki->nk", u, d_dot)
-        l_ddot0 = ((np.einsum("nki,nki->nk", d_dot, d_dot) - l_dot ** 2) / length
-                   + np.einsum("nki,nki->nk", u, d_ddot0))
+        l_dot = np.sum(u * d_dot, axis=2)
+        l_ddot0 = ((np.sum(d_dot * d_dot, axis=2) - l_dot ** 2) / length
+                   + np.sum(u * d_ddot0, axis=2))
         return LegState(d, length, u, arm, H, K, d_dot, l_dot, d_ddot0, l_ddot0)

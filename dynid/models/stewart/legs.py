@@ -91,7 +91,7 @@ class LegTransmission(Transmission):
         _check_singular(self.geometry, q, K)
         c = self.scale
         q_m = c * (legs.length - self.zero)
-        a_m = np.einsum("nij,nj->ni", K, a) + c * legs.length_ddot0
+        a_m = np.matmul(K, a[..., None])[..., 0] + c * legs.length_ddot0
         return q_m, c * legs.length_dot, a_m, K
 
     def basis_state(self, q_m, v_m, a_m, *, strict=True):
@@ -120,10 +120,9 @@ class LegTransmission(Transmission):
 
 
 def singular_poses(geometry: StewartGeometry, K: np.ndarray) -> np.ndarray:
-    """Condition numbers (N,) of the scaled leg Jacobians ``K`` (N, 6, 6)."""
-    sv = np.linalg.svd(geometry.scaled_jacobian(K), compute_uv=False)
-    with np.errstate(divide="ignore"):
-        return sv[:, 0] / sv[:, -1]
+    """Condition numbers (N,) in the 1-norm of the scaled leg Jacobians ``K`` (N, 6, 6)."""
+    with np.errstate(all="ignore"):
+        return np.linalg.cond(geometry.scaled_jacobian(K), 1)  # inf where exactly singular
 
 
 def _check_singular(geometry: StewartGeometry, q: np.ndarray, K: np.ndarray) -> None:

@@ -60,15 +60,15 @@ def stewart_tree(geometry: StewartGeometry, *, platform: LinkInertia, cross: Lin
     model = pin.Model()
     model.gravity.linear = np.asarray(gravity, dtype=float)
     links = []
-    frames = [0]  # the previous frame of each new one (0: the universe)
+    body_frame = {0: 0}  # joint id → the frame of the link it carries (0: the universe)
 
     def add(parent: int, joint, name: str, link: str, placement: pin.SE3,
             inertia: LinkInertia | None) -> int:
         jid = model.addJoint(parent, joint(), placement, name)
         body = inertia.to_pinocchio() if inertia is not None else pin.Inertia.Zero()
         model.appendBodyToJoint(jid, body, pin.SE3.Identity())
-        frame = model.addJointFrame(jid, frames[-1])
-        frames.append(model.addBodyFrame(link, jid, pin.SE3.Identity(), frame))
+        frame = model.addJointFrame(jid, body_frame[parent])
+        body_frame[jid] = model.addBodyFrame(link, jid, pin.SE3.Identity(), frame)
         links.append(link)
         return jid
 
@@ -137,6 +137,7 @@ def stewart_platform(geometry: StewartGeometry, *, platform: LinkInertia, cross:
     tree, cuts = stewart_tree(geometry, platform=platform, cross=cross, cylinder=cylinder,
                               rod=rod, gravity=gravity)
     closure = StewartClosure(geometry, cuts)
+    closure.check(tree, geometry.home[None], tolerance=1e-9)  # the tree's legs meet the platform
     names = tuple(f"leg{i + 1}" for i in range(6))
     transmission = LegTransmission(geometry, names, scale=scale, zero=zero,
                                    torque_constants=torque_constants, resolution=resolution)

@@ -28,7 +28,12 @@ its path)::
     actuators:                          # the legs (position limits: the stroke)
       limits: {velocity: 2.0, acceleration: 40, effort: 1200}
       resolution: 1.0e-6                # leg sensors (m)
-      torque_constant: 60               # N/A, optional
+      torque_constant: 60               # N/A (N·m/A with a screw), optional
+      screw: {lead: 0.01, ratio: 2, zero: 0.8}   # optional: rotary motors turning screws
+
+With ``screw``, the actuator coordinates are motor angles ``2π ratio (l − zero) / lead`` (rad;
+``lead`` in m per screw turn, ``ratio`` motor turns per screw turn) and the rate limits are on
+the motor side (rad/s, rad/s², N·m); without it they are the leg lengths (m, m/s, m/s², N).
 """
 
 from __future__ import annotations
@@ -50,7 +55,8 @@ _TOP = ("name", "description", "gravity", "output", "kinematics", "links", "fric
 _STEWART = ("symmetric", "base", "platform", "home", "stroke")
 _SYMMETRIC = ("base_radius", "platform_radius", "base_gap", "platform_gap", "height")
 _LINKS = ("platform", "cross", "cylinder", "rod")
-_ACTUATORS = ("limits", "resolution", "torque_constant")
+_ACTUATORS = ("limits", "resolution", "torque_constant", "screw")
+_SCREW = ("lead", "ratio", "zero")
 _RATES = ("velocity", "acceleration", "effort")
 
 
@@ -148,11 +154,20 @@ def stewart_from_mapping(data: dict, default_name: str = "hexapod") -> Robot:
     act = S.mapping(top.get("actuators"), "actuators", _ACTUATORS)
     rates = S.mapping(act.get("limits"), "actuators.limits", _RATES)
     inf = np.full(6, np.inf)
-    actuator_limits = Limits(np.full(6, geometry.stroke[0]), np.full(6, geometry.stroke[1]),
+    scale, zero = 1.0, 0.0
+    if "screw" in act:
+        sc = S.mapping(act["screw"], "actuators.screw", _SCREW, required=("lead",))
+        lead = S.number(sc["lead"], "actuators.screw.lead", positive=True)
+        ratio = S.number(sc.get("ratio", 1.0), "actuators.screw.ratio", nonzero=True)
+        scale = 2 * np.pi * ratio / lead
+        zero = S.number(sc.get("zero", 0.0), "actuators.screw.zero")
+    ends = np.sort([scale * (s - zero) for s in geometry.stroke])
+    actuator_limits = Limits(np.full(6, ends[0]), np.full(6, ends[1]),
                              *(np.full(6, S.number(rates[k], f"actuators.limits.{k}",
                                                    positive=True)) if k in rates else inf
                                for k in _RATES))
     kw = _friction(top.get("friction")) if "friction" in top else {}
+    kw["scale"], kw["zero"] = scale, zero
     if "resolution" in act:
         kw["resolution"] = S.number(act["resolution"], "actuators.resolution", positive=True)
     if "torque_constant" in act:
