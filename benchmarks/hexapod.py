@@ -39,9 +39,10 @@ levels), six periods, the first skipped. Identification is Gauss–Markov (9) un
   ``table2_fc_hz``, the fitted cutoff, is near the nominal one when within one harmonic of
   ``table2_nominal_fc_hz``, the highest designed harmonic (the paper's is);
   ``table2_likelihood_falls_with_cutoff`` is 1 when the likelihood's cost falls at every
-  higher cutoff: the motion here has no content beyond its harmonics, and the 5 µm of position
-  noise that a higher cutoff lets into the regressor barely reaches the forces, so (24) keeps
-  every harmonic it is offered.
+  higher cutoff tried, else 0. The simulated motion has no content beyond its harmonics: what
+  a cutoff removes above them is measured noise, which (24) counts as a cost, while the 5 µm of
+  position noise a higher cutoff lets into the regressor barely reaches the forces, so the
+  likelihood has little to prefer a cutoff near the designed harmonics.
 """
 
 from __future__ import annotations
