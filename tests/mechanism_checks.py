@@ -51,8 +51,7 @@ class Trajectory:
 def model_with(robot, theta: np.ndarray) -> pin.Model:
     """A copy of the tree's model with the link inertias of ``theta``."""
     model = robot.tree.model.copy()
-    for j, link in enumerate(robot.tree.link_names):
-        block = theta[robot.parameters.link_block(link)]
+    for j, block in enumerate(robot.link_values(theta)):  # massless links: zeros
         if block[0] == 0 and not np.any(block[1:4]):  # a massless link: rotational part only
             I = block[[4, 5, 7, 5, 6, 8, 7, 8, 9]].reshape(3, 3)
             model.inertias[j + 1] = pin.Inertia(0.0, np.zeros(3), I)

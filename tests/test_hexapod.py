@@ -167,7 +167,7 @@ def test_power_balance_along_random_trajectories(hexapod):
     rng = np.random.default_rng(5)
     for seed in range(3):
         theta = robot.prior.copy()
-        theta[len(robot.tree.link_names) * 10:] = rng.uniform(0.5, 5.0, len(terms) * 2)
+        theta[robot.parameters.where(group="friction")] = rng.uniform(0.5, 5.0, len(terms) * 2)
         assert power_balance_error(robot, theta, seed=seed, fraction=0.6) < 1e-7
 
 
@@ -207,7 +207,8 @@ def test_energy_check_sees_a_wrong_model(hexapod):
     theta = hexapod.prior.copy()
     traj = Trajectory(hexapod, 0, 0.5)
     q, v, a = traj(np.linspace(0.1, 1.0, 5))
-    E, _ = energy_and_friction(hexapod.with_terms(()), theta[:240], q, v)
+    E, _ = energy_and_friction(hexapod.with_terms(()), theta[hexapod.parameters.where(
+        group="link")], q, v)
     assert np.all(np.isfinite(E))
     wrong = hexapod.prior.copy()
     wrong[hexapod.parameters.index("leg1_rod.m")] *= 3
@@ -216,16 +217,38 @@ def test_energy_check_sees_a_wrong_model(hexapod):
 
 
 def test_base_parameters_of_the_hexapod(hexapod):
-    """112 base parameters: per leg 13 (cross, stator and slider combined by the universal and
-    prismatic joints), 20 of the platform chain (the platform's 10 with the sliders' masses,
-    and 10 combinations of the five massless links of the pose joints, which real data
-    identify at zero), and the 14 friction coefficients of Table I."""
+    """102 base parameters: per leg 13 (cross, stator and slider combined by the universal and
+    prismatic joints), the platform's 10 (with the sliders' masses) and the 14 friction
+    coefficients of Table I. The five virtual links of the pose joints carry no parameters."""
     base = base_parameters(hexapod)
-    assert base.rank == 112
-    assert base_parameters(hexapod, seed=1, n_samples=400).rank == 112
+    assert base.rank == 102
+    assert base_parameters(hexapod, seed=1, n_samples=400).rank == 102
     kept = [hexapod.parameters[i] for i in base.independent]
     assert sum(p.group == "link" and p.owner.startswith("leg1_") for p in kept) == 13
+    assert sum(p.group == "link" and p.owner == "platform" for p in kept) == 10
     assert sum(p.group == "friction" for p in kept) == 14
+
+
+def test_massless_links_are_dropped_not_zeroed(hexapod):
+    """Declaring the pose chain's five virtual links massless removes their 50 columns and the
+    10 base parameters they added (zero in truth); the other columns are unchanged."""
+    from dataclasses import replace
+
+    from dynid.models.stewart.platform import PLATFORM_LINKS
+
+    assert hexapod.tree.massless == PLATFORM_LINKS[:5]
+    full = replace(hexapod, tree=hexapod.tree.with_links())  # every link carries parameters
+    assert len(full.parameters) - len(hexapod.parameters) == 50
+    assert base_parameters(full).rank - base_parameters(hexapod).rank == 10
+    assert not any(n.startswith(PLATFORM_LINKS[:5]) for n in hexapod.parameters.names)
+    q, v, a = states(hexapod, 12, seed=8)
+    Y_full = Regressor(full)(q, v, a)
+    kept = full.parameters.indices(hexapod.parameters.names)
+    np.testing.assert_allclose(Regressor(hexapod)(q, v, a), Y_full[:, :, kept], rtol=1e-12,
+                               atol=1e-12 * np.abs(Y_full).max())
+    # The dropped columns are those of links with zero prior: the prediction is the same.
+    np.testing.assert_allclose(Y_full @ full.prior, Regressor(hexapod)(q, v, a) @ hexapod.prior,
+                               rtol=1e-12, atol=1e-9)
 
 
 def test_embedded_hexapod_pose_box_is_reachable_and_well_conditioned(hexapod):

@@ -176,6 +176,8 @@ def _file():
      r"joints.x.limits.position: expected \[lower, upper\] with lower < upper"),
     (("actuators", "limits", "velocity"), 0.0, r"actuators.limits.velocity"),
     (("output",), "current", r"output: current output needs actuators.torque_constant"),
+    (("links", "platform", "mass"), 1e308, r"parameter platform.m \(prior 1e\+308 kg\) takes"),
+    (("gravity",), [0, 0, -1e308], r"the model is not finite"),
 ])
 def test_bad_hexapod_files(path, value, message):
     data = copy.deepcopy(_file())
@@ -207,7 +209,12 @@ def test_bad_geometry_and_friction_options(hexapod):
     flat = geo.base.copy()  # every platform point on the base circle, platform in its plane
     with pytest.raises(dynid.ModelError, match=r"home pose .* is singular"):
         StewartGeometry(flat, flat, (0.1, 2.0), np.array([0, 0, 1.0, 0, 0, 0]))
-    with pytest.raises(dynid.ModelError, match=r"leg friction 'knee'"):
+    with pytest.raises(dynid.ModelError, match=r"leg 1 is 1\.09\d* m long at the home pose "
+                                               r".*, outside the stroke \[1\.2, 1\.5\] m"):
+        StewartGeometry(geo.base, geo.platform, (1.2, 1.5), geo.home)
+    with pytest.raises(dynid.ModelError, match="legs at the home pose are not finite"):
+        StewartGeometry(geo.base * 1e300, geo.platform, geo.stroke, geo.home * 1e300)
+    with pytest.raises(dynid.ModelError, match="leg friction 'knee'"):
         leg_friction(hexapod.closure, {"knee": ["coulomb"]})
     with pytest.raises(dynid.ModelError, match=r"'beta' is named but has no friction kinds"):
         leg_friction(hexapod.closure, {"alpha": ["coulomb"]}, shared=["beta"])

@@ -50,7 +50,6 @@ def generate(robot: Robot, theta: np.ndarray) -> tuple[ET.Element, dict[str, ET.
     caller adds dynamics, transmissions and attached bodies."""
     tree = robot.tree
     model = tree.model
-    params = robot.parameters
     root = ET.Element("robot", name=robot.name)
     frames = {f.name for f in model.frames} | set(tree.link_names)
     base = "base"
@@ -60,12 +59,13 @@ def generate(robot: Robot, theta: np.ndarray) -> tuple[ET.Element, dict[str, ET.
     link_of = {0: base}
     joints: dict[str, ET.Element] = {}
     lower, upper, velocity, effort = joint_limits(robot)
+    values = robot.link_values(theta)
     for jid, axis in enumerate(_axes(model), start=1):
         j = jid - 1
         name, link = tree.joint_names[j], tree.link_names[j]
         link_of[jid] = link
         el = ET.SubElement(root, "link", name=link)
-        E.set_inertial(el, theta[params.link_block(link)])
+        E.set_inertial(el, values[j])
         kind = tree.joint_types[j]
         if kind == "revolute" and np.isinf(lower[j]) and np.isinf(upper[j]):
             kind = "continuous"

@@ -89,7 +89,6 @@ def edit(robot: Robot, source: UrdfSource, theta: np.ndarray, folder: Path | Non
     root, its moving joints by name, every joint name, and what changed (account lines). The
     caller adds dynamics, transmissions and attached bodies."""
     tree = robot.tree
-    params = robot.parameters
     root = parse(source.text)
     links = {el.get("name"): el for el in root.findall("link")}
     joints = {el.get("name"): el for el in root.findall("joint")}
@@ -103,9 +102,10 @@ def edit(robot: Robot, source: UrdfSource, theta: np.ndarray, folder: Path | Non
     parent_joint = {el.find("child").get("link"): el for el in joints.values()}
     moving = {name: joints[name] for name in tree.joint_names}
     carriers = {el.find("child").get("link"): name for name, el in moving.items()}
+    values = robot.link_values(theta)
     for j, name in enumerate(tree.joint_names):
         child = moving[name].find("child").get("link")
-        E.set_inertial(links[child], theta[params.link_block(tree.link_names[j])])
+        E.set_inertial(links[child], values[j])
     merged: dict[str, list[str]] = {}
     for link_name, link in links.items():
         up = link_name

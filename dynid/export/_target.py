@@ -95,8 +95,19 @@ def retarget(robot: Robot, theta: np.ndarray, urdf: str | Path) -> tuple[Robot, 
     frames = _frames(robot, target, where)
     theta = np.array(theta, dtype=float)
     params = robot.parameters
-    for link, X in zip(robot.tree.link_names, frames, strict=True):
-        block = params.link_block(link)
-        inertia = pin.Inertia.FromDynamicParameters(theta[block])
-        theta[block] = inertia.se3ActionInverse(X).toDynamicParameters()
+    moved: dict[str, np.ndarray] = {}
+    for link, owner, X in zip(robot.tree.link_names, robot.tree.linkset.owners, frames,
+                              strict=True):
+        if owner is None:  # massless: nothing to move
+            continue
+        inertia = pin.Inertia.FromDynamicParameters(theta[params.link_block(owner)])
+        value = inertia.se3ActionInverse(X).toDynamicParameters()
+        if owner in moved and not np.allclose(moved[owner], value, rtol=1e-9, atol=1e-12):
+            raise DataError(f"{where}: link {link!r} shares the parameters {owner!r} with "
+                            "other links, but its frame there differs from theirs relative to "
+                            "the model's, so one set of values cannot describe them all; "
+                            "export into the model's own URDF (without urdf=)")
+        moved[owner] = value
+    for owner, value in moved.items():
+        theta[params.link_block(owner)] = value
     return replace(robot, tree=replace(robot.tree, urdf=target.urdf)), theta

@@ -81,10 +81,10 @@ def active_constraints(robot: Robot, theta: np.ndarray, *,
                 add(f"mass bounds {link}", idx[0], 1.0)
     if total_mass is not None:
         im = params.indices(f"{k}.m" for k in params.links)
-        total = theta[im].sum()
+        total = robot.link_counts @ theta[im]
         room = TOLERANCE * max(abs(v) for v in total_mass)
         if total - total_mass[0] <= room or total_mass[1] - total <= room:
-            add("total mass", im, 1.0)
+            add("total mass", im, robot.link_counts)
     lower, upper = params.lower, params.upper
     typical = typical_magnitudes(params.priors)
     for i, par in enumerate(params):

@@ -56,10 +56,10 @@ def constraint_groups(robot: Robot, theta, *, epsilon: float, margin: float, box
     if total_mass is not None:
         lo, hi = total_mass
         im = params.indices(f"{k}.m" for k in params.links)
-        total = cp.sum(theta[im])
+        w = robot.link_counts  # a shared block's mass counts once per link carrying it
+        total = w @ theta[im]
         groups["total mass"] = ([total >= lo, total <= hi],
-                                lambda th, lo=lo, hi=hi: max(lo - th[im].sum(),
-                                                             th[im].sum() - hi))
+                                lambda th, lo=lo, hi=hi: max(lo - w @ th[im], w @ th[im] - hi))
     lower, upper = params.lower, params.upper
     for group in sorted({p.group for p in params if p.group != "link"}):
         idx = params.where(group=group)

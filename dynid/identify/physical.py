@@ -42,21 +42,26 @@ def lmi_scaling(block: np.ndarray) -> np.ndarray:
 def com_boxes(robot: Robot, margin: float = 0.1) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """A box per link for its centre of mass, from the description: the bounding box, in the
     link frame, of the frame's origin, the origins of the joints and frames it carries and
-    the prior centre of mass, grown by ``margin`` metres on every side; and per identified
+    the prior centre of mass, grown by ``margin`` metres on every side (links sharing their
+    parameters: one box holding each one's points; massless links: none); and per identified
     body fixed to a link, the box of its own frame's origin and its prior centre of mass."""
     model = robot.tree.model
     params = robot.parameters
     out = {}
-    for j, link in enumerate(robot.tree.link_names):
+    points: dict[str, list[np.ndarray]] = {}  # per parameter block: of each of its links
+    for j, owner in enumerate(robot.tree.linkset.owners):
+        if owner is None:  # a massless link has no parameters to bound
+            continue
         jid = j + 1
-        points = [np.zeros(3)]
-        points += [model.jointPlacements[c].translation for c in range(1, model.njoints)
-                   if model.parents[c] == jid]
-        points += [f.placement.translation for f in model.frames if f.parentJoint == jid]
-        block = robot.prior[params.link_block(link)]
+        pts = points.setdefault(owner, [np.zeros(3)])
+        pts += [model.jointPlacements[c].translation for c in range(1, model.njoints)
+                if model.parents[c] == jid]
+        pts += [f.placement.translation for f in model.frames if f.parentJoint == jid]
+        block = robot.prior[params.link_block(owner)]
         if block[0] > 0:
-            points.append(block[1:4] / block[0])
-        out[link] = _box(points, margin)
+            pts.append(block[1:4] / block[0])
+    for owner, pts in points.items():
+        out[owner] = _box(pts, margin)
     for body in robot.bodies:
         if not body.known:
             block = robot.prior[params.link_block(body.name)]

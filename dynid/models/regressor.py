@@ -59,15 +59,20 @@ class Regressor:
         self.robot = robot
         self.chunk_size = int(chunk_size)
         self._data = robot.tree.model.createData()
-        self.n_links = 10 * robot.tree.n
+        tree = robot.tree
+        #: Which links carry parameters (massless links dropped, shared ones summed).
+        self.links = tree.linkset
+        self.n_links = 10 * len(self.links.names)
         att = robot.attachments
         #: Link and identified-body columns: the columns of the rigid bodies.
         self.n_rigid = self.n_links + 10 * len(att.identified)
-        # (first column, first column of the carrying joint's link, T) per identified body.
+        # Bodies are computed from Pinocchio's columns (all tree links), before the reduction:
+        # (first column, first column of the carrying joint's link in Pinocchio's, T).
         self._bodies = [(self.n_links + 10 * k, 10 * att.joints[i], att.maps[i])
                         for k, i in enumerate(att.identified)]
         # Joint-frame parameters of the known bodies, per carrying joint's first column.
         self._known = [(10 * j, values) for j, values in att.known_values().items()]
+        self._pairs = None if robot.closure.is_identity else _Pairs(tree)
         self._spaces = {space: _SpaceTerms(robot, space, local=space == "tree"
                                            and not robot.closure.is_identity)
                         for space in SPACES}
@@ -146,28 +151,28 @@ class Regressor:
             yield sl, self._evaluate(q[sl], v[sl], a[sl], known=known)
 
     # Assembly ------------------------------------------------------------------------------
-    def _links(self, q_t: np.ndarray, v_t: np.ndarray, a_t: np.ndarray,
-               out: np.ndarray) -> None:
-        """Pinocchio's joint-torque regressor per sample, written into ``out`` (N, n_t, 10 n_t)."""
+    def _links(self, q_t: np.ndarray, v_t: np.ndarray, a_t: np.ndarray) -> np.ndarray:
+        """Pinocchio's joint-torque regressor (N, n_t, 10 n_t), every tree link's columns."""
         model, data = self.robot.tree.model, self._data
         f = pin.computeJointTorqueRegressor
         pq = self.robot.tree.configuration(q_t)
         # One list then one copy: faster than writing each sample into a strided view.
-        # (Pinocchio returns a flat row for a single joint.)
-        target = out[:, 0, :] if out.shape[1] == 1 else out
-        target[:] = [f(model, data, qk, vk, ak) for qk, vk, ak in zip(pq, v_t, a_t, strict=True)]
+        full = np.array([f(model, data, qk, vk, ak)
+                         for qk, vk, ak in zip(pq, v_t, a_t, strict=True)])
+        return full.reshape(q_t.shape[0], self.robot.tree.n, -1)  # a flat row for one joint
 
-    def _attached(self, rigid: np.ndarray, known: bool) -> np.ndarray | None:
-        """Fill the identified bodies' columns of ``rigid`` (N, rows, ≥ n_rigid) from its link
-        columns; return the known bodies' output (N, rows) when ``known``."""
+    def _attached(self, full: np.ndarray, out: np.ndarray, known: bool) -> np.ndarray | None:
+        """Fill the identified bodies' columns of ``out`` (N, rows, ≥ n_rigid) from the tree
+        links' columns ``full`` (N, rows, 10 n_t); return the known bodies' output (N, rows)
+        when ``known``."""
         for col, link, T in self._bodies:
-            rigid[:, :, col:col + 10] = rigid[:, :, link:link + 10] @ T
+            out[:, :, col:col + 10] = full[:, :, link:link + 10] @ T
         if not known:
             return None
-        out = np.zeros(rigid.shape[:2])
+        y = np.zeros(full.shape[:2])
         for link, values in self._known:
-            out += rigid[:, :, link:link + 10] @ values
-        return out
+            y += full[:, :, link:link + 10] @ values
+        return y
 
     def _evaluate(self, q: np.ndarray, v: np.ndarray, a: np.ndarray, *,
                   known: bool = False) -> np.ndarray:
@@ -180,20 +185,25 @@ class Regressor:
         Y[:, :, self.n_links:] = 0.0
         q_t, v_t, a_t, G = robot.closure.tree_state(q, v, a)
         tree = spaces["tree"]
+        full = self._links(q_t, v_t, a_t)
         if G is None:
-            self._links(q_t, v_t, a_t, Y[:, :, :self.n_links])
-            y_known = self._attached(Y, known)
+            Y[:, :, :self.n_links] = self.links.reduce(full)
+            y_known = self._attached(full, Y, known)
             if known:
                 Y[:, :, p] = y_known
             tree.add(Y, q_t, v_t, a_t)
         else:
-            # Tree rows only for the columns that live on the tree, then Gᵀ onto the basis.
-            links = np.empty((N, robot.tree.n, self.n_rigid))
-            self._links(q_t, v_t, a_t, links[:, :, :self.n_links])
-            y_known = self._attached(links, known)
-            Y[:, :, :self.n_rigid] = robot.closure.project(links, G)
-            if known:
-                Y[:, :, p] = robot.closure.project(y_known[:, :, None], G)[:, :, 0]
+            # Only the non-zero blocks of the tree rows, projected onto the basis by Gᵀ.
+            Y[:, :, :self.n_links] = self._pairs.project(full, G)
+            if self._bodies or known:
+                bodies = np.zeros((N, robot.tree.n, self.n_rigid + 1))
+                y_known = self._attached(full, bodies, known)
+                if known:
+                    bodies[:, :, -1] = y_known
+                bodies = robot.closure.project(bodies[:, :, self.n_links:], G)
+                Y[:, :, self.n_links:self.n_rigid] = bodies[:, :, :-1]
+                if known:
+                    Y[:, :, p] = bodies[:, :, -1]
             if len(tree.columns):
                 rows = np.zeros((N, robot.tree.n, len(tree.columns)))
                 tree.add(rows, q_t, v_t, a_t)
@@ -218,6 +228,41 @@ class Regressor:
         if robot.output == "current":
             Y /= trans.torque_constants[None, :, None]
         return Y
+
+
+class _Pairs:
+    """The non-zero blocks of a tree's joint-torque regressor and their projection ``Gᵀ``.
+
+    Row ``i`` of Pinocchio's regressor has non-zero columns only for the links ``j`` that
+    joint ``i`` moves (``j`` in the subtree of ``i``). For each parameter block ``k`` the
+    pairs ``(i, j)`` of its links ``j`` and their ancestors ``i`` give the basis rows
+    ``Σ_(i,j) G_iᵀ Y_t[i, j]``: one gather, one product and one sum over the samples at once,
+    instead of the dense ``Gᵀ`` (n × n_t) times (n_t × 10 n_t) per sample.
+    """
+
+    def __init__(self, tree):
+        parents = tree.model.parents
+        rows, cols, starts = [], [], []
+        for name in tree.linkset.names:
+            starts.append(len(rows))
+            for j in tree.linkset.members(name):
+                i = j + 1
+                while i > 0:  # the link's joint and every joint above it
+                    rows.append(i - 1)
+                    cols.append(j)
+                    i = parents[i]
+        self.rows, self.cols = np.array(rows), np.array(cols)
+        self.starts = np.array(starts)
+        self.n_tree = tree.n
+
+    def project(self, full: np.ndarray, G: np.ndarray) -> np.ndarray:
+        """Basis rows (N, n, 10 k) of the model's link columns from Pinocchio's tree rows
+        ``full`` (N, n_t, 10 n_t) and ``G`` (N, n_t, n), or (n_t, n) when constant."""
+        N, n = full.shape[0], G.shape[-1]
+        blocks = full.reshape(N, self.n_tree, self.n_tree, 10)[:, self.rows, self.cols]
+        terms = G[..., self.rows, :, None] * blocks[:, :, None, :]  # (N, pairs, n, 10)
+        out = np.add.reduceat(terms, self.starts, axis=1)  # (N, k, n, 10)
+        return out.transpose(0, 2, 1, 3).reshape(N, n, -1)
 
 
 class _SpaceTerms:

@@ -206,6 +206,31 @@ class Robot:
         """Prior parameter vector."""
         return self.parameters.priors
 
+    @property
+    def link_counts(self) -> np.ndarray:
+        """Per link block of :attr:`parameters` (``parameters.links``), how many bodies carry
+        it: the links of a shared group, else 1; a total mass is ``link_counts @ masses``."""
+        links = self.tree.linkset
+        return np.array([len(links.members(k)) if k in links.names else 1
+                         for k in self.parameters.links], dtype=float)
+
+    def link_values(self, theta: np.ndarray) -> np.ndarray:
+        """The ten inertial parameters (n_t, 10) of every tree link in a parameter vector
+        ``theta`` (p,): its own block, its shared group's, or zeros for a massless link.
+
+        Examples
+        --------
+        >>> robot = dynid.load_robot("hexapod")
+        >>> robot.link_values(robot.prior)[0]        # x_slide: massless
+        array([0., 0., 0., 0., 0., 0., 0., 0., 0., 0.])
+        """
+        theta = np.asarray(theta, dtype=float)
+        out = np.zeros((self.tree.n, 10))
+        for j, owner in enumerate(self.tree.linkset.owners):
+            if owner is not None:
+                out[j] = theta[self.parameters.link_block(owner)]
+        return out
+
     def with_output(self, output: str) -> Robot:
         """The same robot with another model output."""
         return replace(self, output=output)

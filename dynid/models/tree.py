@@ -15,7 +15,7 @@ it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -26,6 +26,7 @@ from .._files import excerpt, name_list, read_text
 from ..errors import ModelError
 from ._urdf import Mimic, check_urdf
 from .closures import Closure, IdentityClosure, LinearClosure
+from .linkset import LinkSet
 from .parameters import Parameter, link_parameters
 
 __all__ = ["Mimic", "Tree", "UrdfSource"]
@@ -82,6 +83,10 @@ class Tree:
         Joints that follow another (URDF ``<mimic>``): ``q = multiplier · q_leader + offset``.
     urdf
         The URDF the tree was read from (:meth:`from_urdf`), else ``None``.
+    massless
+        Links that carry no parameters (zero inertia, fixed at zero; see :meth:`with_links`).
+    shared
+        Groups of identical links that carry one set of parameters: (group name, links).
     """
 
     model: pin.Model
@@ -90,6 +95,56 @@ class Tree:
     joint_types: tuple[str, ...]
     mimic: tuple[Mimic, ...] = ()
     urdf: UrdfSource | None = field(default=None, compare=False, repr=False)
+    massless: tuple[str, ...] = ()
+    shared: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    linkset: LinkSet = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        links = LinkSet.build(self.link_names, self.massless, dict(self.shared))
+        object.__setattr__(self, "linkset", links)
+        for j, owner in enumerate(links.owners):
+            values = self.model.inertias[j + 1].toDynamicParameters()
+            if owner is None and np.any(values != 0):
+                raise ModelError(
+                    f"massless link {self.link_names[j]!r} has inertia in the model (mass "
+                    f"{values[0]:g} kg, parameters {np.round(values, 6).tolist()}); a massless "
+                    "link is fixed at zero, so give it no inertia, or leave it out of massless")
+        for name, _ in self.shared:
+            first = links.members(name)[0]
+            ref = self.model.inertias[first + 1].toDynamicParameters()
+            for j in links.members(name)[1:]:
+                values = self.model.inertias[j + 1].toDynamicParameters()
+                if not np.allclose(values, ref, rtol=1e-9, atol=1e-12):
+                    raise ModelError(
+                        f"shared[{name!r}]: links {self.link_names[first]!r} and "
+                        f"{self.link_names[j]!r} share parameters but their priors differ "
+                        f"({np.round(ref, 6).tolist()} and {np.round(values, 6).tolist()}, "
+                        "each in its own frame); shared links must be identical")
+
+    def with_links(self, *, massless: Sequence[str] = (),
+                   shared: Mapping[str, Sequence[str]] | None = None) -> Tree:
+        """The same tree with massless links and groups of links sharing their parameters.
+
+        Parameters
+        ----------
+        massless
+            Links that carry no parameters: their inertia is zero in the model and their
+            regressor columns are dropped (virtual links inside a multi-DOF joint).
+        shared
+            Group name → identical links (each described in its own frame, with equal
+            priors) that carry one set of ten parameters, named after the group; their
+            regressor columns are summed.
+
+        Examples
+        --------
+        >>> tree = robot.tree.with_links(massless=["x_slide", "y_slide"],
+        ...                              shared={"legs_rod": ["leg1_rod", "leg2_rod"]})
+        >>> tree.linkset.names[:2]
+        ('z_slide', 'roll_link')
+        """
+        groups = tuple((str(k), tuple(v) if not isinstance(v, str) else (v,))
+                       for k, v in (shared or {}).items())
+        return replace(self, massless=tuple(massless), shared=groups)
 
     @classmethod
     def from_model(cls, model: pin.Model, link_names: tuple[str, ...] | None = None, *,
@@ -212,11 +267,19 @@ class Tree:
         return out
 
     def link_parameters(self) -> list[Parameter]:
-        """Inertial parameters of every link, with the model's inertias as priors."""
+        """Inertial parameters of every link that carries them (one block per shared group,
+        none for a massless link), with the model's inertias as priors."""
         out: list[Parameter] = []
-        for j, link in enumerate(self.link_names):
-            out += link_parameters(link, self.model.inertias[j + 1].toDynamicParameters())
+        links = self.linkset
+        for name in links.names:
+            j = links.members(name)[0]
+            out += link_parameters(name, self.model.inertias[j + 1].toDynamicParameters())
         return out
+
+    def link_owner(self, link: str) -> str | None:
+        """The parameter block of tree link ``link``: its own name, its shared group's, or
+        ``None`` for a massless link."""
+        return self.linkset.owners[self.link_names.index(link)]
 
 
 def _carried_links(model: pin.Model) -> tuple[str, ...]:

@@ -121,5 +121,6 @@ def consistency(robot: Robot, theta: np.ndarray) -> Consistency:
                    for i, p in enumerate(params)
                    if p.group != "link" and (np.isfinite(p.lower) or np.isfinite(p.upper)))
     masses = params.indices(f"{link}.m" for link in params.links)
-    return Consistency(tuple(links), bounds, float(theta[masses].sum()),
-                       float(params.priors[masses].sum()))
+    counts = robot.link_counts  # a shared block's mass once per link carrying it
+    return Consistency(tuple(links), bounds, float(counts @ theta[masses]),
+                       float(counts @ params.priors[masses]))

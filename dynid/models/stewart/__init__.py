@@ -2,7 +2,13 @@
 
 Basis coordinates are the platform pose (position and roll–pitch–yaw angles), actuator
 coordinates the six leg lengths; the legs are universal–prismatic–spherical chains cut at the
-spherical joints.
+spherical joints::
+
+    robot = dynid.load_robot("hexapod")             # PaLiDA-like, forces of the legs in N
+    lengths = check_poses(robot, poses, t=t)         # stroke, reach, singularity, by time
+    poses = direct_kinematics(robot, lengths, t=t)   # Newton–Raphson along the samples
+    Y = dynid.Regressor(robot)(poses, rates, accelerations)   # pose rates, not the twist
+    robot = robot.with_terms(leg_friction(robot.closure, {"length": ["viscous"]}))
 """
 
 from .checks import check_poses

@@ -32,28 +32,28 @@ def _newton(geometry: StewartGeometry, X: np.ndarray, L: np.ndarray, tolerance: 
     """Newton iterations from ``X`` (B, 6) towards lengths ``L`` (B, 6): the poses, whether
     each converged, and the smallest largest-leg residual reached (m)."""
     X = X.copy()
-    todo = np.arange(X.shape[0])
+    active = np.arange(X.shape[0])
     worst = np.full(X.shape[0], np.inf)  # the residual of the last iterate
     best = np.full(X.shape[0], np.inf)  # the smallest residual reached
     for _ in range(max_iterations + 1):
-        legs = geometry.legs(X[todo])
-        res = legs.length - L[todo]
-        worst[todo] = np.abs(res).max(axis=1)
-        best[todo] = np.fmin(best[todo], worst[todo])
-        done = worst[todo] < tolerance
-        todo, K, res = todo[~done], legs.K[~done], res[~done]
-        if not len(todo):
+        legs = geometry.legs(X[active])
+        res = legs.length - L[active]
+        worst[active] = np.abs(res).max(axis=1)
+        best[active] = np.fmin(best[active], worst[active])
+        done = worst[active] < tolerance
+        active, K, res = active[~done], legs.K[~done], res[~done]
+        if not len(active):
             break
         with np.errstate(all="ignore"):
             try:
                 step = np.linalg.solve(K, res[..., None])[..., 0]
             except np.linalg.LinAlgError:
                 step = np.einsum("nij,nj->ni", np.linalg.pinv(K), res)
-        X[todo] -= step
-        finite = np.all(np.isfinite(X[todo]), axis=1) & (np.abs(X[todo, 3:]) < 10).all(axis=1)
+        X[active] -= step
+        finite = np.all(np.isfinite(X[active]), axis=1) & (np.abs(X[active, 3:]) < 10).all(axis=1)
         if not np.all(finite):  # diverged: stop iterating these
-            worst[todo[~finite]] = np.inf
-            todo = todo[finite]
+            worst[active[~finite]] = np.inf
+            active = active[finite]
     return X, worst < tolerance, best
 
 

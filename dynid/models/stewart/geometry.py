@@ -141,7 +141,8 @@ class StewartGeometry:
         with np.errstate(all="ignore"):
             state = self.legs(self.home[None])
         lengths = state.length[0]
-        if not (np.all(np.isfinite(state.K)) and np.all(lengths > 0)):
+        if not (np.all(np.isfinite(state.K)) and np.all(np.isfinite(lengths))
+                and np.all(lengths > 0)):
             raise ModelError("Stewart platform: the legs at the home pose are not finite or "
                              "have zero length; check the units of the points (m) and that the "
                              "home pose holds the platform away from the base points")

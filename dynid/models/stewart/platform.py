@@ -6,8 +6,9 @@ The Pinocchio tree holds
   ``z`` along the base axes, then revolute ``roll`` (x), ``pitch`` (y′), ``yaw`` (z″), so that
   their coordinates are exactly the pose of :mod:`~dynid.models.stewart.geometry` (the basis
   coordinates) and the last one carries the ``platform`` link (frame at the platform origin).
-  The five links between them are massless: their parameters have zero priors and carry no
-  physical body (``x_slide``, ``y_slide``, ``z_slide``, ``roll_link``, ``pitch_link``);
+  The five links between them are virtual and massless (``x_slide``, ``y_slide``, ``z_slide``,
+  ``roll_link``, ``pitch_link``): they carry no parameters (:meth:`~dynid.models.tree.Tree.
+  with_links`), so the model's link blocks are the platform's and the legs';
 * per leg ``i``, a universal joint at ``b_i`` (revolute ``leg{i}_alpha`` about the joint
   frame's x axis carrying the cross ``leg{i}_cross``, then ``leg{i}_beta`` about the moved y
   axis carrying the cylinder ``leg{i}_cylinder``) and the prismatic actuator joint
@@ -16,6 +17,10 @@ The Pinocchio tree holds
 
 Each leg loop is cut at its spherical joint: a point cut between the frames
 ``platform_s{i}`` (the point ``p_i`` on the platform) and ``leg{i}_top`` (the rod's frame).
+
+With identical legs (``identical_legs=True``) the six crosses, cylinders and rods share one set
+of parameters each (``legs_cross``, ``legs_cylinder``, ``legs_rod``): 40 link parameters in
+all, as in Abdellatif Table I, where the legs are alike.
 """
 
 from __future__ import annotations
@@ -34,12 +39,14 @@ from .closure import POSE_NAMES, StewartClosure
 from .geometry import StewartGeometry
 from .legs import LegTransmission
 
-__all__ = ["LEG_LINKS", "PLATFORM_LINKS", "stewart_platform", "stewart_tree"]
+__all__ = ["LEG_LINKS", "PLATFORM_LINKS", "SHARED_LEG_LINKS", "stewart_platform", "stewart_tree"]
 
 #: Links of the platform chain; only the last is a body.
 PLATFORM_LINKS = ("x_slide", "y_slide", "z_slide", "roll_link", "pitch_link", "platform")
 #: Links of each leg, after its joints alpha, beta, length.
 LEG_LINKS = ("cross", "cylinder", "rod")
+#: The links shared by identical legs: group name → the six legs' links.
+SHARED_LEG_LINKS = {f"legs_{k}": tuple(f"leg{i + 1}_{k}" for i in range(6)) for k in LEG_LINKS}
 
 _PLATFORM_JOINTS = (pin.JointModelPX, pin.JointModelPY, pin.JointModelPZ, pin.JointModelRX,
                     pin.JointModelRY, pin.JointModelRZ)
@@ -49,13 +56,15 @@ _LEG_JOINTS = (("alpha", pin.JointModelRX), ("beta", pin.JointModelRY),
 
 def stewart_tree(geometry: StewartGeometry, *, platform: LinkInertia, cross: LinkInertia,
                  cylinder: LinkInertia, rod: LinkInertia,
-                 gravity: Sequence[float] = (0.0, 0.0, -9.81)) -> tuple[Tree, tuple[Cut, ...]]:
+                 gravity: Sequence[float] = (0.0, 0.0, -9.81),
+                 identical_legs: bool = False) -> tuple[Tree, tuple[Cut, ...]]:
     """The cut tree of the platform (module docstring) and its six spherical-joint cuts.
 
     Inertias are priors in each link's frame (every leg alike): the platform's about its frame
     at the platform origin; the cross's and cylinder's about the universal joint's centre
     (z along the leg); the rod's about the spherical joint's centre (z along the leg, the rod
-    below it at negative z).
+    below it at negative z). The platform chain's virtual links are massless; with
+    ``identical_legs`` the legs' links share their parameters (:data:`SHARED_LEG_LINKS`).
     """
     model = pin.Model()
     model.gravity.linear = np.asarray(gravity, dtype=float)
@@ -83,7 +92,8 @@ def stewart_tree(geometry: StewartGeometry, *, platform: LinkInertia, cross: Lin
         for k, (name, joint) in enumerate(_LEG_JOINTS):
             parent = add(parent, joint, f"leg{i + 1}_{name}", f"leg{i + 1}_{LEG_LINKS[k]}",
                          placement if k == 0 else pin.SE3.Identity(), inertias[k])
-    tree = Tree.from_model(model, tuple(links))
+    tree = Tree.from_model(model, tuple(links)).with_links(
+        massless=PLATFORM_LINKS[:5], shared=SHARED_LEG_LINKS if identical_legs else None)
     cuts = []
     for i in range(6):
         add_frame(model, f"platform_s{i + 1}", "platform",
@@ -102,7 +112,8 @@ def stewart_platform(geometry: StewartGeometry, *, platform: LinkInertia, cross:
                      output: str = "motor_torque", pose_limits: Limits | None = None,
                      actuator_limits: Limits | None = None, scale: float = 1.0,
                      zero: float = 0.0, torque_constants: Sequence[float] | None = None,
-                     resolution: float | None = None, terms: Sequence[Term] = ()) -> Robot:
+                     resolution: float | None = None, terms: Sequence[Term] = (),
+                     identical_legs: bool = False) -> Robot:
     """A Stewart–Gough platform robot: basis coordinates the pose, actuators the six legs.
 
     Parameters
@@ -122,6 +133,9 @@ def stewart_platform(geometry: StewartGeometry, *, platform: LinkInertia, cross:
         The legs' transmission (:class:`~dynid.models.stewart.legs.LegTransmission`).
     terms
         Further terms (e.g. motor dynamics on the actuator coordinates).
+    identical_legs
+        The six legs' crosses, cylinders and rods share one set of parameters each
+        (``legs_cross``, ``legs_cylinder``, ``legs_rod``; their columns summed over the legs).
 
     Examples
     --------
@@ -135,7 +149,7 @@ def stewart_platform(geometry: StewartGeometry, *, platform: LinkInertia, cross:
     from .friction import leg_friction
 
     tree, cuts = stewart_tree(geometry, platform=platform, cross=cross, cylinder=cylinder,
-                              rod=rod, gravity=gravity)
+                              rod=rod, gravity=gravity, identical_legs=identical_legs)
     closure = StewartClosure(geometry, cuts)
     closure.check(tree, geometry.home[None], tolerance=1e-9)  # the tree's legs meet the platform
     names = tuple(f"leg{i + 1}" for i in range(6))

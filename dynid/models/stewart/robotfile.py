@@ -13,6 +13,7 @@ its path)::
                     platform_gap: 20*deg, height: 1.0}
         # or base: [[x, y, z] × 6] and platform: [[x, y, z] × 6] and home: [x, y, z, r, p, y]
         stroke: [0.8, 1.45]             # shortest and longest leg (m)
+    identical_legs: false               # true: the legs' links share one set of parameters
     links:                              # priors about the COM, in the link frames
       platform: {mass: 10.2, com: [0, 0, -0.05], inertia: [0.2, 0, 0, 0.2, 0, 0.3]}
       cross: {...}
@@ -42,6 +43,7 @@ import numpy as np
 
 from .. import _schema as S
 from ..dh import LinkInertia
+from ..regressor import Regressor
 from ..robot import Limits, Robot
 from .closure import POSE_NAMES
 from .friction import JOINTS, KINDS
@@ -50,8 +52,8 @@ from .platform import stewart_platform
 
 __all__ = ["stewart_from_mapping"]
 
-_TOP = ("name", "description", "gravity", "output", "kinematics", "links", "friction", "joints",
-        "actuators")
+_TOP = ("name", "description", "gravity", "output", "kinematics", "identical_legs", "links",
+        "friction", "joints", "actuators")
 _STEWART = ("symmetric", "base", "platform", "home", "stroke")
 _SYMMETRIC = ("base_radius", "platform_radius", "base_gap", "platform_gap", "height")
 _LINKS = ("platform", "cross", "cylinder", "rod")
@@ -179,8 +181,33 @@ def stewart_from_mapping(data: dict, default_name: str = "hexapod") -> Robot:
         raise S.fail("output", "current output needs actuators.torque_constant (N/A)")
     if "description" in top:
         S.text(top["description"], "description", max_length=100_000)
-    return stewart_platform(geometry, **inertias,
-                            gravity=S.numbers(top.get("gravity", [0, 0, -9.81]), "gravity", 3),
-                            name=S.text(top.get("name", default_name), "name"), output=output,
-                            pose_limits=_pose_limits(top.get("joints")),
-                            actuator_limits=actuator_limits, **kw)
+    identical = top.get("identical_legs", False)
+    if not isinstance(identical, bool):
+        raise S.fail("identical_legs", f"expected true or false, found {S.excerpt(identical)}; "
+                                       "e.g. identical_legs: true")
+    robot = stewart_platform(geometry, **inertias,
+                             gravity=S.numbers(top.get("gravity", [0, 0, -9.81]), "gravity", 3),
+                             name=S.text(top.get("name", default_name), "name"),
+                             output=output, pose_limits=_pose_limits(top.get("joints")),
+                             actuator_limits=actuator_limits, identical_legs=identical, **kw)
+    _check_finite(robot)
+    return robot
+
+
+def _check_finite(robot: Robot) -> None:
+    """Evaluate the model once, moving at the home pose: values far too large to compute
+    with (``mass: 1e308``) are refused here, named by the parameter they make non-finite."""
+    q = robot.transmission.geometry.home[None]
+    rates = np.full((1, 6), 0.1)
+    with np.errstate(all="ignore"):
+        terms = Regressor(robot)(q, rates, rates) * robot.prior
+        finite = np.all(np.isfinite(terms.sum(axis=2)))
+    if finite:
+        return
+    size = np.where(np.isfinite(terms), np.abs(terms), np.inf).max(axis=(0, 1))
+    p = robot.parameters[int(np.argmax(size))]
+    raise S.ModelError(f"the model is not finite with the values of the robot file: parameter "
+                       f"{p.name} (prior {p.prior:g} {p.unit}) takes it beyond the largest "
+                       "number that can be computed with; some value of the file (a mass, an "
+                       "inertia, a length, the screw or gravity) is far too large: check its "
+                       "units")
