@@ -10,7 +10,7 @@ transmission on top of it can cost. The direct kinematics runs along a smooth tr
 sampled at 1 kHz, to a tolerance of 1e-10 m.
 
 Study (:func:`study`). The embedded hexapod with true parameters its priors perturbed by
-±10 % (:func:`dynid.demo.true_parameters`, seed 0), 112 base parameters. Two pose-space
+±10 % (:func:`dynid.demo.true_parameters`, seed 0), 102 base parameters. Two pose-space
 excitations of ``--harmonics`` harmonics at 0.5 Hz, designed from the same start, one by the
 condition number (Abdellatif (21)) and one D-optimal with the output noise (22). Each is
 measured ``--runs`` times (:func:`dynid.hardware.measure`: the platform follows the
