@@ -88,21 +88,55 @@ def test_poses_from_leg_lengths_then_the_spectrum(hexapod, experiment):
 
 
 def test_maximum_likelihood_tunes_the_cutoff(hexapod, experiment):
-    """The cutoffs below the third harmonic leave parameters unexcited (infinite cost); the
-    cutoff found keeps every harmonic of the pose, its estimate is within its σ of the truth
-    and is the Gauss–Markov estimate at that cutoff."""
+    """A cutoff below the pose's harmonics removes real motion, which the leg lengths' noise
+    covariance makes costly; the cutoff found keeps every harmonic of the pose, its estimate
+    is within its σ of the truth and is the Gauss–Markov estimate at that cutoff."""
     theta, sim, base = experiment
     z, est = z_scores(MaximumLikelihood(max_harmonic=8), hexapod, sim.measured[0], base, theta,
                       Processing(period=PERIOD))
-    assert np.isinf(est.profile_[1.5 / PERIOD])
     assert est.cutoff_ >= (HARMONICS + 0.5) / PERIOD
-    assert np.isfinite(est.profile_[est.cutoff_])
+    assert est.profile_[est.cutoff_] == min(est.profile_.values())
+    assert est.profile_[1.5 / PERIOD] > 100 * abs(est.profile_[est.cutoff_])
     assert np.sqrt(np.mean(z ** 2)) < 1.5
     # At its cutoff the estimate is Gauss–Markov's with that frequency-domain filter.
     _, gm = z_scores(GaussMarkov(covariance=est.noise_covariance_), hexapod, sim.measured[0],
                      base, theta, Processing(period=PERIOD, harmonics_cutoff=est.cutoff_))
     np.testing.assert_allclose(est.base_params_, gm.base_params_, rtol=1e-6,
                                atol=1e-6 * np.abs(gm.base_params_).max())
+
+
+def test_maximum_likelihood_passes_over_cutoffs_that_excite_too_little(hexapod, experiment,
+                                                                       monkeypatch):
+    """Where the harmonics kept leave a parameter unexcited (the least-squares system is rank
+    deficient) the cutoff costs infinitely and the search goes on; when every cutoff does,
+    the rank deficiency is reported."""
+    from dynid.identify import likelihood
+    from dynid.identify.system import RankDeficient
+
+    theta, sim, base = experiment
+    solve = likelihood.gauss_markov
+    calls = []
+
+    def deficient_below_the_third(system, covariance):
+        calls.append(len(calls) + 1)
+        if len(calls) < 3:
+            raise RankDeficient(np.array([0]))
+        return solve(system, covariance)
+
+    monkeypatch.setattr(likelihood, "gauss_markov", deficient_below_the_third)
+    _, est = z_scores(MaximumLikelihood(max_harmonic=4), hexapod, sim.measured[0], base, theta,
+                      Processing(period=PERIOD))
+    costs = [est.profile_[c] for c in sorted(est.profile_)]
+    assert np.isinf(costs[:2]).all() and np.isfinite(costs[2:]).all()
+    assert est.cutoff_ >= 2.5 / PERIOD
+
+    def deficient(system, covariance):
+        raise RankDeficient(np.array([0]))
+
+    monkeypatch.setattr(likelihood, "gauss_markov", deficient)
+    with pytest.raises(dynid.SolverError, match="rank deficient"):
+        z_scores(MaximumLikelihood(max_harmonic=3), hexapod, sim.measured[0], base, theta,
+                 Processing(period=PERIOD))
 
 
 def test_leg_lengths_without_a_pose_name_the_time(hexapod, experiment):
