@@ -3,11 +3,12 @@
 Prints one ``name: value`` line per figure; settings are ``#`` comment lines. Options:
 ``--runs`` (default 100), ``--harmonics`` (5), ``--skip`` with any of ``timing study``.
 
-Speed. Ratios are measured side by side in this run: the hexapod's regressor against the
-Panda's (7 joints, 70 link columns) and against Pinocchio's bare joint-torque regressor on the
-hexapod's own cut tree (24 joints, 240 link columns), which bounds what any closure and
-transmission on top of it can cost. The direct kinematics runs along a smooth trajectory
-sampled at 1 kHz, to a tolerance of 1e-10 m.
+Speed. Ratios are measured side by side in this run,
+interleaved: the hexapod's regressor (closed-form link rows over all samples,
+:mod:`dynid.models.stewart.rigid`), the same through Pinocchio's regressor per sample projected
+by ``Gᵀ`` (``analytic=False``), the Panda's (7 joints, 70 link columns), and Pinocchio's bare
+joint-torque regressor on the hexapod's own cut tree (24 joints, 240 link columns). The direct
+kinematics runs along a smooth trajectory sampled at 1 kHz, to a tolerance of 1e-10 m.
 
 Study (:func:`study`). The embedded hexapod with true parameters its priors perturbed by
 ±10 % (:func:`dynid.demo.true_parameters`, seed 0), 102 base parameters. Two pose-space
@@ -83,12 +84,19 @@ def timing() -> None:
     panda = dynid.load_robot("panda")
     rng = np.random.default_rng(0)
     q, v, a = random_states(hexapod, N, rng, margin=0.05)
-    (t_hex,), t_bare = extended_and_bare([Regressor(hexapod)], q, v, a, rounds=3)
     qp, vp, ap = random_states(panda, N, rng)
-    (t_panda,), _ = extended_and_bare([Regressor(panda)], qp, vp, ap, rounds=3)
+    t_hex, t_pin, t_bare, t_panda = (float("inf"),) * 4
+    for _ in range(3):  # interleaved, so that all see the same machine state
+        (h, p), b = extended_and_bare([Regressor(hexapod), Regressor(hexapod, analytic=False)],
+                                      q, v, a, rounds=1)
+        (pa,), _ = extended_and_bare([Regressor(panda)], qp, vp, ap, rounds=1)
+        t_hex, t_pin, t_bare, t_panda = (min(x, y) for x, y in zip(
+            (t_hex, t_pin, t_bare, t_panda), (h, p, b, pa), strict=True))
     print(f"hexapod_regressor_us_per_sample: {1e6 * t_hex / N:.2f}")
+    print(f"hexapod_regressor_pinocchio_path_us_per_sample: {1e6 * t_pin / N:.2f}")
     print(f"panda_regressor_us_per_sample: {1e6 * t_panda / N:.2f}")
     print(f"hexapod_over_panda_regressor_time_ratio: {t_hex / t_panda:.2f}")
+    print(f"hexapod_pinocchio_path_over_panda_regressor_time_ratio: {t_pin / t_panda:.2f}")
     print(f"hexapod_over_bare_tree_regressor_time_ratio: {t_hex / t_bare:.2f}")
     print(f"# setting: hexapod_columns = {len(hexapod.parameters)}, panda_columns = "
           f"{len(panda.parameters)}, samples = {N}")

@@ -284,8 +284,8 @@ def test_mass_matrix_on_the_pose_is_the_kinetic_energy_of_the_tree(hexapod):
 def test_docstring_examples_of_the_geometry_and_the_builder_run():
     import doctest
 
-    from dynid.models.stewart import geometry, platform
+    from dynid.models.stewart import geometry, platform, rigid
 
-    for module in (geometry, platform):
+    for module in (geometry, platform, rigid):
         result = doctest.testmod(module)
         assert result.attempted > 0 and result.failed == 0

@@ -7,6 +7,7 @@ from .cuts import Cut
 from .dh import DHJoint, LinkInertia, build_tree
 from .levers import LeverScrew, screw_dynamics
 from .library import embedded_robots, load_robot, random_robot
+from .linkset import LinkSet
 from .loops import LoopClosure
 from .parameters import LINK_KINDS, Parameter, ParameterSet
 from .regressor import Regressor
@@ -45,6 +46,7 @@ __all__ = [
     "LinearClosure",
     "LinearSpring",
     "LinkInertia",
+    "LinkSet",
     "LoopClosure",
     "NonlinearClosure",
     "Parameter",

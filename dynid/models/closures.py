@@ -76,6 +76,13 @@ class Closure(ABC):
     def is_identity(self) -> bool:
         return False
 
+    def rigid_rows(self, tree):
+        """A closed-form evaluator of the tree's link rows on the basis coordinates, called as
+        ``rows(q, v, a, q_t, v_t, a_t, G, out=None)`` → (N, n, 10 k) (written into ``out``
+        when given), or ``None`` (the default): the regressor then projects Pinocchio's
+        joint-torque regressor."""
+        return None
+
     def tree_joints(self, tree_names: Sequence[str]) -> list[int | None]:
         """Per basis coordinate, the index of the tree joint it is (same name, ``q_t = q`` on
         it), or ``None``: such a coordinate takes that joint's limits."""

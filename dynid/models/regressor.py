@@ -45,6 +45,11 @@ class Regressor:
     chunk_size
         Samples evaluated at once by :meth:`chunks`. A few hundred keeps each chunk in cache,
         which matters more than the Python overhead per chunk.
+    analytic
+        Use the closure's closed-form link rows where it has them for this tree (the Stewart
+        platform: :mod:`dynid.models.stewart.rigid`), over all samples at once; ``False``:
+        always Pinocchio's joint-torque regressor per sample, projected by ``Gᵀ``. Both give
+        the same columns. Robots with bodies fixed to links use Pinocchio's.
 
     Examples
     --------
@@ -55,7 +60,7 @@ class Regressor:
     >>> y = Y @ robot.prior + y_known # the same as reg.predict(q, v, a, robot.prior)
     """
 
-    def __init__(self, robot: Robot, *, chunk_size: int = 512):
+    def __init__(self, robot: Robot, *, chunk_size: int = 512, analytic: bool = True):
         self.robot = robot
         self.chunk_size = int(chunk_size)
         self._data = robot.tree.model.createData()
@@ -73,6 +78,8 @@ class Regressor:
         # Joint-frame parameters of the known bodies, per carrying joint's first column.
         self._known = [(10 * j, values) for j, values in att.known_values().items()]
         self._pairs = None if robot.closure.is_identity else _Pairs(tree)
+        self._rigid = (robot.closure.rigid_rows(tree) if analytic and not robot.bodies
+                       else None)
         self._spaces = {space: _SpaceTerms(robot, space, local=space == "tree"
                                            and not robot.closure.is_identity)
                         for space in SPACES}
@@ -185,16 +192,19 @@ class Regressor:
         Y[:, :, self.n_links:] = 0.0
         q_t, v_t, a_t, G = robot.closure.tree_state(q, v, a)
         tree = spaces["tree"]
-        full = self._links(q_t, v_t, a_t)
         if G is None:
+            full = self._links(q_t, v_t, a_t)
             Y[:, :, :self.n_links] = self.links.reduce(full)
             y_known = self._attached(full, Y, known)
             if known:
                 Y[:, :, p] = y_known
             tree.add(Y, q_t, v_t, a_t)
         else:
-            # Only the non-zero blocks of the tree rows, projected onto the basis by Gᵀ.
-            Y[:, :, :self.n_links] = self._pairs.project(full, G)
+            if self._rigid is not None:  # closed form on the basis, all samples at once
+                self._rigid(q, v, a, q_t, v_t, a_t, G, out=Y[:, :, :self.n_links])
+            else:  # only the non-zero blocks of the tree rows, projected onto the basis by Gᵀ
+                full = self._links(q_t, v_t, a_t)
+                Y[:, :, :self.n_links] = self._pairs.project(full, G)
             if self._bodies or known:
                 bodies = np.zeros((N, robot.tree.n, self.n_rigid + 1))
                 y_known = self._attached(full, bodies, known)

@@ -62,6 +62,14 @@ class StewartClosure(NonlinearClosure):
         itself (their block of ``G`` is the identity), so only the legs' rows are multiplied."""
         return rows[:, :6] + np.matmul(np.swapaxes(G[:, 6:], 1, 2), rows[:, 6:])
 
+    def rigid_rows(self, tree):
+        """The platform's and legs' rows in closed form
+        (:class:`~dynid.models.stewart.rigid.StewartRigidRows`) when ``tree`` is this
+        platform's tree, else ``None``."""
+        from .rigid import StewartRigidRows
+
+        return StewartRigidRows.for_tree(tree, self.geometry)
+
     def legs(self, q: np.ndarray, v: np.ndarray | None = None):
         """The legs' state (:class:`~dynid.models.stewart.geometry.LegState`) at poses (N, 6)."""
         return self.geometry.legs(q, v)

@@ -145,6 +145,12 @@ def stewart_platform(geometry: StewartGeometry, *, platform: LinkInertia, cross:
     >>> robot = stewart_platform(geo, platform=body, cross=body, cylinder=body, rod=body)
     >>> robot.joint_names
     ('x', 'y', 'z', 'roll', 'pitch', 'yaw')
+    >>> len(robot.parameters), robot.parameters.links[:2]      # pose links massless
+    (190, ('platform', 'leg1_cross'))
+    >>> alike = stewart_platform(geo, platform=body, cross=body, cylinder=body, rod=body,
+    ...                          identical_legs=True)
+    >>> alike.parameters.links
+    ('platform', 'legs_cross', 'legs_cylinder', 'legs_rod')
     """
     from .friction import leg_friction
 
