@@ -1,7 +1,9 @@
 """The hexapod: speed of its model, and Abdellatif & Heimann's findings on a simulated PaLiDA.
 
 Prints one ``name: value`` line per figure; settings are ``#`` comment lines. Options:
-``--runs`` (default 100), ``--harmonics`` (5), ``--skip`` with any of ``timing study``.
+``--runs`` (default 100), ``--harmonics`` (5), ``--skip`` with any of ``timing study``,
+``--identical-legs`` (the study on the model whose legs share one set of link parameters,
+Abdellatif's Table I structure, instead of the embedded per-leg model).
 
 Speed. Ratios are measured side by side in this run,
 interleaved: the hexapod's regressor (closed-form link rows over all samples,
@@ -50,8 +52,10 @@ from __future__ import annotations
 
 import argparse
 import warnings
+from pathlib import Path
 
 import numpy as np
+import yaml
 from _timing import best_of, extended_and_bare
 
 import dynid
@@ -61,6 +65,7 @@ from dynid.hardware import SensorNoise, measure
 from dynid.identify import GaussMarkov, IdentificationData, Processing
 from dynid.identify.likelihood import MaximumLikelihood
 from dynid.models import Regressor, random_states
+from dynid.models.robotfile import robot_from_mapping
 from dynid.models.stewart import direct_kinematics
 from dynid.trajectories import DesignSettings, FourierTrajectory, design_excitation
 
@@ -154,10 +159,19 @@ def prediction_error(robot, theta, truth) -> float:
     return 100 * np.sqrt(np.mean((y - truth.output) ** 2) / np.mean(truth.output ** 2))
 
 
+def hexapod(identical_legs: bool = False) -> dynid.Robot:
+    """The embedded hexapod, or its model with identical legs (Abdellatif's Table I)."""
+    if not identical_legs:
+        return dynid.load_robot("hexapod")
+    path = Path(dynid.models.library.__file__).parent / "hexapod.yaml"
+    data = {**yaml.safe_load(path.read_text()), "identical_legs": True}
+    return robot_from_mapping(data)
+
+
 def study(runs: int, harmonics: int, *, samples: int = 40, iterations: int = 20,
-          fig4_runs: int = 10) -> dict[str, float]:
+          fig4_runs: int = 10, identical_legs: bool = False) -> dict[str, float]:
     """The study of the module docstring; returns its figures by name."""
-    robot = dynid.load_robot("hexapod")
+    robot = hexapod(identical_legs)
     theta = true_parameters(robot, np.random.default_rng(0))
     base = dynid.base_parameters(robot)
     trajectories = designs(robot, harmonics, samples=samples, iterations=iterations)
@@ -223,13 +237,16 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=100)
     parser.add_argument("--harmonics", type=int, default=5)
     parser.add_argument("--skip", nargs="*", default=[], choices=["timing", "study"])
+    parser.add_argument("--identical-legs", action="store_true",
+                        help="study the model whose six legs share their parameters")
     args = parser.parse_args()
     if "timing" not in args.skip:
         timing()
     if "study" not in args.skip:
         print(f"# setting: runs = {args.runs}, harmonics = {args.harmonics}, "
-              f"{FREQUENCY} Hz, {PERIODS} periods at {RATE:g} Hz, noise {NOISE}")
-        figures = study(args.runs, args.harmonics)
+              f"{FREQUENCY} Hz, {PERIODS} periods at {RATE:g} Hz, noise {NOISE}, "
+              f"identical legs {args.identical_legs}")
+        figures = study(args.runs, args.harmonics, identical_legs=args.identical_legs)
         for name, value in figures.items():
             print(f"{name}: {value:.4g}")
         for name, ok in holds(figures).items():
