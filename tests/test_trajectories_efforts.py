@@ -100,3 +100,9 @@ def test_bad_effort_limit(bad):
     with pytest.raises(TrajectoryError, match=r"actuator limits of motor1: the effort limit "
                                               r"must be > 0 \(inf for none\), found"):
         EffortConstraint(robot)
+
+
+def test_bad_margin(arm):
+    with pytest.raises(TrajectoryError, match=r"margin: expected a fraction in \[0, 1\), "
+                                              r"found 1\.5"):
+        EffortConstraint(arm, margin=1.5)
