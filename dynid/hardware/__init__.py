@@ -20,6 +20,12 @@ period at a time, and a batch simulation over it::
     plant = Plant.commissioned(robot, robot.prior, control_rate=500)  # drives at rest
     plant.step(plant.actuator_positions() + 0.01)                    # one control period
     positions, output = plant.sense("actuator")                      # what the drives report
+
+Statistical studies measure a robot that follows its reference exactly (no drive loops;
+:func:`measure`), many noise draws at the cost of one inverse dynamics::
+
+    sim = measure(robot, robot.prior, ref, 10.0, rate=500, noise=SensorNoise(output_std=0.05),
+                  runs=100)
 """
 
 from .budget import MAX_LOAD, BusLoad, BusTiming, Cycle, bus_load, check_budget, max_rate
@@ -28,6 +34,7 @@ from .decode import AssemblyStats, CycleAssembler, Sample, decode_log
 from .dictionary import cia402_dictionary, load_dictionary
 from .drive import DRIVE_PROTOCOLS, Drives, Feedback, open_drives
 from .drives import DriveLoops, Gains, tune_loops
+from .measure import measure
 from .motion import Schedule, plan
 from .pdo import Pdo, PdoMapping, Scaling
 from .plant import Plant
@@ -74,6 +81,7 @@ __all__ = [
     "decode_log",
     "load_dictionary",
     "max_rate",
+    "measure",
     "open_drives",
     "plan",
     "simulate",

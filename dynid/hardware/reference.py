@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..errors import DataError
+from ..errors import DataError, ModelError
 from ..models import Robot
 from ..trajectories.feasibility import build_constraints, evaluate, shrink
 from ..trajectories.fourier import FourierTrajectory
@@ -93,15 +93,25 @@ class FourierReference(FourierTrajectory):
         # Scaled on a grid over the ramp and one period, then checked densely.
         t = np.linspace(0.0, ramp + ref.period, 320 * harmonics + 1)
 
+        def joint_use(ref: FourierReference) -> np.ndarray:
+            q, v, a = ref.evaluate(t)
+            return np.max([np.abs(q - ref.offsets).max(0) / ((hi - lo) / 2),
+                           np.abs(v).max(0) / lim.velocity,
+                           np.abs(a).max(0) / lim.acceleration], axis=0) / fill
+
         def use(ref: FourierReference) -> np.ndarray:
             q, v, a = ref.evaluate(t)
-            joint = np.max([np.abs(q - ref.offsets).max(0) / ((hi - lo) / 2),
-                            np.abs(v).max(0) / lim.velocity,
-                            np.abs(a).max(0) / lim.acceleration], axis=0) / fill
+            joint = joint_use(ref)
             values = evaluate(actuators, space, q, v, a)[0]
             row = np.nan_to_num(np.abs(values - at_rest).max(0) / room, nan=2.0)
             return np.max(np.vstack([joint, moved * row[:, None]]), axis=0)
 
+        try:
+            use(ref)
+        except ModelError:
+            # The actuator map refuses the raw amplitudes (a hexapod's legs far from home):
+            # within the joints' limits first.
+            ref = ref.scaled(1 / np.maximum(joint_use(ref), 1e-12))
         for _ in range(30):  # nonlinear drives make the use not quite linear in the amplitude
             ratio = use(ref)
             ref = ref.scaled(1 / ratio)

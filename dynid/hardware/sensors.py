@@ -114,10 +114,14 @@ def quantize(x: np.ndarray, step: float | np.ndarray) -> np.ndarray:
 
 
 def default_step(robot: Robot, space: str) -> float | np.ndarray:
-    """Resolution of positions read on ``space``: 2π / 2²⁰ for joint encoders; the actuator
-    encoders' (2π / increments per turn, 2¹⁶ when unknown) on the actuator side."""
+    """Resolution of positions read on ``space``: 2π / 2²⁰ for joint encoders; on the actuator
+    side the resolution the transmission states for its sensors (the leg-length sensors of a
+    hexapod, m), else the actuator encoders' (2π / increments per turn, 2¹⁶ when unknown)."""
     if space == "basis":
         return 2 * np.pi / 2.0 ** 20
+    stated = getattr(robot.transmission, "resolution", None)
+    if stated is not None:
+        return np.full(robot.n, float(stated))
     res = robot.transmission.increments_per_turn
     return 2 * np.pi / (res if res is not None else np.full(robot.n, 2.0 ** 16))
 

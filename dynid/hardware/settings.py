@@ -197,17 +197,20 @@ class DriveSettings:
     def defaults(cls, robot, *, rate: float = 250.0, output: str | None = None,
                  fd: bool = False, timestamp: bool = True, node_ids=None,
                  increments_per_turn: float | None = None, **limits) -> DriveSettings:
-        """Drives at nodes 1…n with the robot's encoders (``increments_per_turn``, else 2¹⁶ per
-        turn) and zeros, rated values read from the drives, the default PDO mapping."""
+        """Drives at nodes 1…n with the robot's encoders (``increments_per_turn``; else the
+        resolution its transmission states, as a hexapod's leg sensors, one increment per
+        step; else 2¹⁶ per turn) and zeros, rated values read from the drives, the default PDO
+        mapping."""
         n = robot.n
         node_ids = list(range(1, n + 1)) if node_ids is None else list(node_ids)
         if len(node_ids) != n:
             raise DriveConfigError(f"node_ids: expected {n} (one per actuator of "
                                    f"{robot.name!r}), found {len(node_ids)}")
         trans = robot.transmission
-        inc = np.broadcast_to(np.asarray(
-            increments_per_turn or (trans.increments_per_turn if trans.increments_per_turn
-                                    is not None else 2.0 ** 16), dtype=float), (n,))
+        stated = getattr(trans, "resolution", None)   # a sensor's step, e.g. a leg's (m)
+        known = trans.increments_per_turn if trans.increments_per_turn is not None else \
+            2 * np.pi / stated if stated is not None else 2.0 ** 16
+        inc = np.broadcast_to(np.asarray(increments_per_turn or known, dtype=float), (n,))
         zero = np.broadcast_to(np.asarray(0.0 if trans.zero_increments is None else
                                           trans.zero_increments, dtype=float), (n,))
         output = output or ("current" if robot.output == "current" else "torque")

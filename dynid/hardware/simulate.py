@@ -55,11 +55,12 @@ Reference = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray, np.ndarray]]
 @dataclass(frozen=True)
 class Simulation:
     """Recordings of a simulated experiment: what was measured and the truth (true basis
-    states with accelerations, and the applied output), one per run, and the drives' gains."""
+    states with accelerations, and the applied output), one per run, and the drives' gains
+    (``None`` for a measurement without drive loops, :func:`~dynid.hardware.measure.measure`)."""
 
     measured: tuple[Recording, ...]
     truth: tuple[Recording, ...]
-    gains: Gains
+    gains: Gains | None
 
 
 def smooth_coulomb(robot: Robot, *, joint: float, motor: float | None = None) -> Robot:

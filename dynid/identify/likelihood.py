@@ -3,8 +3,9 @@
 For a periodic excitation the periods are averaged (Abdellatif 3.2), which gives the noise
 covariances ``Σ_δδ`` of the positions and ``Σ_ηη`` of the output. The averaged positions are
 low-passed in the frequency domain at a cutoff ``f_c`` (Abdellatif 3.3); what the filter removes
-is the position error ``δ(f_c)``, and the output error is ``η(θ, f_c) = y − Y(f_c) θ``. The
-negative log-likelihood
+is the position error ``δ(f_c)`` (in the recorded coordinates: for leg lengths mapped to
+poses before filtering, the leg lengths minus those of the filtered pose), and the output
+error is ``η(θ, f_c) = y − Y(f_c) θ``. The negative log-likelihood
 
     ½ Σ_k  δ_kᵀ Σ_δδ⁻¹ δ_k + η_kᵀ Σ_ηη⁻¹ η_k                          (Abdellatif (24), p_z = f_c)
 
@@ -22,7 +23,8 @@ import numpy as np
 from ..errors import DataError
 from .data import IdentificationData, pooled_covariance
 from .estimators import Estimator, gauss_markov
-from .periodic import spectral_states
+from .kinematics import actuator_positions
+from .system import RankDeficient
 
 __all__ = ["MaximumLikelihood"]
 
@@ -37,7 +39,8 @@ class MaximumLikelihood(Estimator):
         sample rate, at most 60).
 
     After fitting, ``cutoff_`` is the chosen cutoff (Hz) and ``profile_`` maps each cutoff
-    tried to its negative log-likelihood.
+    tried to its negative log-likelihood (infinite where the harmonics kept leave some base
+    parameter unexcited).
     """
 
     method = "ml"
@@ -59,26 +62,35 @@ class MaximumLikelihood(Estimator):
             raise DataError("maximum likelihood: the output does not vary between periods; "
                             "it needs measurement noise to weigh the two errors")
         P = averages[0].recording.n_samples
-        rate = averages[0].recording.rate
         top = self.max_harmonic or min(60, P // 4)
         harmonics = range(1, max(2, min(top, P // 2 - 1)) + 1)
-        profile, best = {}, None
+        profile, best, refused = {}, None, None
         for k in harmonics:
             cutoff = (k + 0.5) / proc.period
             trial = replace(proc, harmonics_cutoff=cutoff, decimate=1)
             cost = 0.0
-            for avg in averages:
+            states = [trial.states(avg.recording, data.robot) for avg in averages]
+            for avg, state in zip(averages, states, strict=True):
+                # δ: the measured positions minus those of the filtered motion, in the
+                # recording's coordinates (leg lengths of the filtered pose for a hexapod).
                 q = avg.recording.positions
-                delta = q - spectral_states(q, rate, cutoff)[0]
+                fitted = state.positions if avg.recording.space == "basis" else \
+                    actuator_positions(data.robot, state.positions)
+                delta = q - fitted
                 cov_d = avg.position_covariance / avg.n_periods
                 cost += 0.5 * float(np.sum(delta * _solve_psd(cov_d, delta.T).T))
-            states = [trial.states(avg.recording, data.robot) for avg in averages]
             system = data.compress(states, decimate=1)
-            theta, P_theta, whitened = gauss_markov(system, cov_y)
+            try:
+                theta, P_theta, whitened = gauss_markov(system, cov_y)
+            except RankDeficient as exc:    # too few harmonics kept to excite every parameter
+                profile[cutoff], refused = np.inf, exc
+                continue
             cost += 0.5 * whitened.residual_norm2(theta)
             profile[cutoff] = cost
             if best is None or cost < profile[best[0]]:
                 best = (cutoff, theta, P_theta, system, trial, states)
+        if best is None:
+            raise refused
         self.cutoff_, theta, P_theta, system, trial, states = best
         self.profile_ = profile
         return {"base_params": theta, "base_cov": P_theta, "noise_covariance": cov_y,

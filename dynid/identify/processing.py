@@ -74,6 +74,7 @@ from .filters import (
     signal_bandwidth,
     zero_phase_response,
 )
+from .kinematics import check_kinematics, kinematics_order, map_first, to_basis
 from .outcome import KEYS as OUTCOME_KEYS
 from .outcome import Outcome
 from .periodic import PeriodAverage, average_periods, spectral_states
@@ -156,6 +157,14 @@ class Processing:
         cutoff), ``"rts"`` (a Rauch–Tung–Striebel smoother on a constant-jerk model, gain ½
         at the cutoff), or ``"auto"`` (default): ``"butterworth"``. Recorded velocities are
         low-passed by the Butterworth whatever it says.
+    kinematics
+        Where a recording in actuator coordinates is mapped to the basis coordinates
+        (:mod:`dynid.identify.kinematics`): ``"before"`` filtering (every sample by the
+        direct kinematics, then the basis coordinates filtered and differentiated: for an
+        excitation designed in basis coordinates, a hexapod's pose), ``"after"`` (the
+        actuator coordinates filtered and differentiated, then mapped with their
+        derivatives: for an excitation designed in motor space), or ``"auto"`` (default):
+        ``"after"`` for gears, levers and couplings, ``"before"`` for other transmissions.
 
     Examples
     --------
@@ -165,6 +174,7 @@ class Processing:
     >>> Processing(delay=0.003)       # the current lags the encoders by 3 ms
     >>> Processing(delay="estimate")  # estimated by identification
     >>> Processing(differentiation="rts")   # positions smoothed by a Kalman smoother
+    >>> Processing(period=10.0, harmonics_cutoff=0.6, kinematics="before")  # hexapod legs
     """
 
     cutoff: float | str | None = "auto"
@@ -181,10 +191,12 @@ class Processing:
     outcome: Outcome | None = field(default=None, compare=False, repr=False)
     delay: Delays | float | str | None = None
     differentiation: str = "auto"
+    kinematics: str = "auto"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "delay", delay_setting(self.delay))
         check_differentiation(self.differentiation)
+        check_kinematics(self.kinematics)
         if self.derivatives not in DERIVATIVES:
             raise DataError(f"derivatives: expected one of {', '.join(map(repr, DERIVATIVES))}"
                             f", found {excerpt(self.derivatives)}")
@@ -369,6 +381,8 @@ class Processing:
         if not self.resolved:
             raise DataError("processing: resolve the automatic settings first "
                             "(Processing.resolve(recordings))")
+        if rec.space == "actuator" and kinematics_order(self.kinematics, robot) == "before":
+            rec = map_first(rec, robot)
         periodic = self.period is not None
         if not periodic and (self.cutoff is not None or self.output_cutoff is not None) and \
                 not rec.is_uniform(0.05):
@@ -385,10 +399,7 @@ class Processing:
         if self.output_cutoff is not None:
             y = lowpass(y, rate, self.output_cutoff, self.order, periodic=periodic)
         if rec.space == "actuator":
-            if rec.n != robot.n:
-                raise DataError(f"recording: {rec.n} actuator coordinates, the robot "
-                                f"{robot.name} has {robot.n}")
-            q, v, a = robot.transmission.basis_state(q, v, a)
+            q, v, a = to_basis(robot, rec.time, q, v, a)
             units = {**rec.units, "positions": robot.basis_units}
             rec = rec.with_signals(space="basis", names=robot.joint_names, units=units,
                                    resolution=None)

@@ -137,6 +137,13 @@ class Transmission:
         return len(self.drives)
 
     @property
+    def elementwise(self) -> bool:
+        """Whether the map is ``q_m = C g(q)`` with one drive per basis coordinate, as this
+        class computes it; a subclass with its own map (a hexapod's leg lengths, each a
+        function of the whole pose) is not, and its drives say nothing of it."""
+        return type(self) is Transmission
+
+    @property
     def is_direct(self) -> bool:
         """Every joint driven directly: unit gears and no coupling."""
         return self._direct

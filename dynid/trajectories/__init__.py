@@ -11,6 +11,7 @@ Plots: :func:`dynid.trajectories.plot.plot_trajectory` (imports matplotlib).
 from .constraints import CartesianBox, Report, Violation
 from .criteria import ConditionNumber, DOptimal, Information, condition_numbers
 from .design import Design, design_excitation
+from .efforts import EffortConstraint
 from .feasibility import build_constraints, check
 from .fourier import FourierTrajectory, Samples
 from .information import trajectory_information
@@ -26,6 +27,7 @@ __all__ = [
     "Design",
     "DesignSettings",
     "DesignSpace",
+    "EffortConstraint",
     "FourierTrajectory",
     "Information",
     "Optimizer",

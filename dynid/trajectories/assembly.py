@@ -173,7 +173,8 @@ def _combine(previous: Sequence[Information], base: BaseParameters, columns: np.
 def _offset_range(robot: Robot, space: DesignSpace, s: DesignSettings
                   ) -> tuple[np.ndarray, np.ndarray]:
     """Middle and half-width of the positions that the limits of both spaces allow, per design
-    coordinate (elementwise drives; with a coupling matrix, the design space's own limits)."""
+    coordinate (elementwise drives; with a coupling matrix or another map, such as a
+    hexapod's leg lengths, the design space's own limits)."""
     own = space.limits()
     lo, hi = own.lower.astype(float).copy(), own.upper.astype(float).copy()
     trans = robot.transmission
@@ -185,7 +186,7 @@ def _offset_range(robot: Robot, space: DesignSpace, s: DesignSettings
     # The positions the other space's limits allow, in design units (2, n); NaN where there
     # is no such range or a limit lies beyond the drive's reach.
     ends = np.full((2, space.n), np.nan)
-    if use_other and trans.coupling is None:
+    if use_other and trans.coupling is None and trans.elementwise:
         for j, drive in enumerate(trans.drives):
             pair = np.array([other.lower[j], other.upper[j]])
             if np.all(np.isfinite(pair)):

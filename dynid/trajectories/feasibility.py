@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from ..errors import ModelError, TrajectoryError
 from ..models import Robot
 from .constraints import (
     CartesianBox,
@@ -24,6 +25,7 @@ from .constraints import (
     dense_times,
     worst_points,
 )
+from .efforts import EffortConstraint
 from .fourier import FourierTrajectory
 from .spaces import DesignSpace, basis_motion
 
@@ -37,7 +39,9 @@ def build_constraints(robot: Robot, space: DesignSpace, *, joint_limits: bool = 
                       actuator_limits: bool = True, cartesian: Sequence[CartesianBox] = (),
                       margin: float = 0.0) -> list[Constraint]:
     """The constraints of a design in ``space``: the robot's joint limits and actuator limits
-    (the finite ones; each in the units of the space it lives in) and Cartesian boxes."""
+    (the finite ones; each in the units of the space it lives in), the actuator efforts its
+    prior model predicts against the actuators' effort limits
+    (:class:`~dynid.trajectories.efforts.EffortConstraint`), and Cartesian boxes."""
     out: list[Constraint] = []
     if joint_limits:
         out.append(LimitConstraint(robot.limits, robot.joint_names, robot.basis_units,
@@ -49,8 +53,10 @@ def build_constraints(robot: Robot, space: DesignSpace, *, joint_limits: bool = 
                                        "design", "actuator limits", margin))
         else:
             out.append(LimitConstraint(robot.actuator_limits, robot.actuator_names,
-                                       ("rad",) * robot.n, "actuator", "actuator limits",
+                                       robot.actuator_units, "actuator", "actuator limits",
                                        margin))
+        if np.isfinite(robot.actuator_limits.effort).any():
+            out.append(EffortConstraint(robot, margin=margin))
     out.extend(box.bind(robot) for box in cartesian)
     return [c for c in out if c.rows]
 
@@ -93,14 +99,41 @@ def check(trajectory: FourierTrajectory, robot: Robot,
 
     ``constraints`` defaults to the robot's joint and actuator limits. Use
     ``check(...).raise_if_violated()`` to raise :class:`~dynid.errors.TrajectoryError` naming
-    the worst violation: limit, coordinate, value and time.
+    the worst violation: limit, coordinate, value and time. A state the robot cannot take (a
+    singular pose of a hexapod, whose actuator forces are undefined) raises
+    :class:`~dynid.errors.TrajectoryError` naming the first such time.
     """
     space = _space_of(trajectory, robot)
     if constraints is None:
         constraints = build_constraints(robot, space)
     t = dense_times(trajectory.period, trajectory.ramp, trajectory.periods, per_period)
-    values, rows = evaluate(constraints, space, *trajectory.evaluate(t))
+    states = trajectory.evaluate(t)
+    try:
+        values, rows = evaluate(constraints, space, *states)
+    except ModelError as exc:  # a state the robot's maps refuse (a singular pose, say)
+        k = _first_refused(constraints, space, states)
+        at = ", ".join(f"{name} = {x:.6g}" for name, x in
+                       zip(space.names, states[0][k], strict=True))
+        raise TrajectoryError(f"trajectory: the robot cannot take its state at t = {t[k]:.6g} "
+                              f"s ({at}): {exc}") from None
     return Report(tuple(worst_points(t, values, rows)), len(t))
+
+
+def _first_refused(constraints: Sequence[Constraint], space: DesignSpace, states) -> int:
+    """Index of the first sample whose constraint values raise, by bisection on prefixes."""
+    lo, hi = 0, states[0].shape[0]            # the prefix of lo samples passes, of hi fails
+
+    def fails(k: int) -> bool:
+        try:
+            evaluate(constraints, space, *(x[:k] for x in states))
+        except ModelError:
+            return True
+        return False
+
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if fails(mid) else (mid, hi)
+    return hi - 1
 
 
 def largest_factor(feasible: Callable[[float], bool], *, steps: int = 40, tol: float = 0.0,

@@ -64,7 +64,7 @@ class DesignSpace:
         if unit == "increments":
             self.units = ("inc",) * self.n
         else:
-            self.units = robot.basis_units if space == "basis" else ("rad",) * self.n
+            self.units = robot.basis_units if space == "basis" else robot.actuator_units
 
     @property
     def is_basis(self) -> bool:
