@@ -82,6 +82,11 @@ def test_positions_without_a_noise_floor_are_decimated_not_filtered():
     error = np.linalg.norm(base.matrix @ est.params_ - truth) / np.linalg.norm(truth)
     print(f"decimated by {data.processing.decimate}: relative base-parameter error {error:.2e}")
     assert error < 1e-4
+    # Not uniformly sampled: neither filtered nor decimated, with the warning that says so.
+    jittered = Recording(t + 1e-3 * np.random.default_rng(1).uniform(size=t.shape), q, y,
+                         names=robot.joint_names)
+    with pytest.warns(dynid.DynidWarning, match=r"sample intervals vary by more than 5 %"):
+        assert Processing().candidates(jittered) == [Processing(cutoff=None, decimate=1)]
     # With a noise floor (white position noise), the usual filtered candidates.
     noisy = rec.with_signals(positions=q + 1e-5 * np.random.default_rng(0).standard_normal(
         q.shape))

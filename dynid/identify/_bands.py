@@ -40,11 +40,12 @@ def widest_band(recordings: Sequence[Recording], sources: Sequence[str]) -> floa
 def smooth_band(recordings: Sequence[Recording], sources: Sequence[str]) -> float | None:
     """When every coordinate of every recording has no noise floor (its spectrum keeps
     falling to the Nyquist frequency: low-passed before it was recorded), the highest
-    :func:`~dynid.identify.filters.rolloff_bandwidth` over them; else ``None``."""
+    :func:`~dynid.identify.filters.rolloff_bandwidth` over them; else ``None`` (also for
+    recordings not uniformly sampled, which are neither filtered nor decimated)."""
     best = 0.0
     for rec, source in zip(recordings, sources, strict=True):
         signal = rec.velocities if source == "velocities" else rec.positions
-        if rec.n_samples < 64 or has_floor(signal, rec.rate).any():
+        if rec.n_samples < 64 or not rec.is_uniform(0.05) or has_floor(signal, rec.rate).any():
             return None
         best = max(best, float(rolloff_bandwidth(signal, rec.rate).max()))
     return best if best > 0 else None
