@@ -11,18 +11,15 @@ output content its filtered positions miss, a bias the colour does not show): th
 mean of
 ``(log f_j)²`` over the outputs, ``f_j`` the factor by which the residual's colour moves the σ
 (:class:`~dynid.identify.residuals.Whiteness`). Scores within 0.02 or 20 % of the lowest are
-within the score's own sampling spread. Among them:
-
-* when every recording states its encoders' resolution
-  (:attr:`~dynid.identify.recording.Recording.resolution`), the highest cutoff whose
-  quantization error stays small against the residual: the output error that the quantized
-  positions cause through the processing and the model
-  (:func:`~dynid.identify.quantization.errors_in_variables`) at most
-  :data:`~dynid.identify.quantization.EIV_RATIO` of the residual's σ on every output. A
-  higher cutoff distorts the motion less, and the resolution tells how much noise it lets in
-  (errors in the regressor, which bias least squares);
-* otherwise (no resolution, or none that small) the candidate nearest the 1.5 multiple of
-  the bandwidth, as without a fit.
+within the score's own sampling spread: among them the candidate nearest the 1.5 multiple of
+the bandwidth is kept, as without a fit. When every recording states its encoders' resolution
+(:attr:`~dynid.identify.recording.Recording.resolution`), the higher cutoffs among them are
+tried too: the highest whose quantization error stays small against the residual (the output
+error that the quantized positions cause through the processing and the model,
+:func:`~dynid.identify.quantization.errors_in_variables`, at most
+:data:`~dynid.identify.quantization.EIV_RATIO` of the residual's σ on every output) is kept
+instead. A higher cutoff distorts the motion less, and the resolution tells how much noise
+it lets in (errors in the regressor, which bias least squares).
 """
 
 from __future__ import annotations
@@ -96,11 +93,17 @@ def choose_processing(robot, recordings: Sequence[Recording], processing: Proces
     full = [k for k, c in enumerate(tried)
             if np.isfinite(c.score) and not limited_decimation(recordings, c.processing)]
     pool = full or list(range(len(tried)))
-    if all(r.resolution is not None for r in recordings):
-        ties = _ties([tried[k] for k in pool])
-        tried = [_with_quantization(c, fits[k]) if c in ties else c
-                 for k, c in enumerate(tried)]
     best = _whitest([tried[k] for k in pool])
+    if all(r.resolution is not None for r in recordings) and best.processing.cutoff is not None:
+        # Higher cutoffs as white as the choice: measured, and the highest quiet one kept.
+        higher = [c for c in _ties([tried[k] for k in pool])
+                  if c.processing.cutoff is not None and
+                  c.processing.cutoff > best.processing.cutoff]
+        tried = [_with_quantization(c, fits[k]) if c in higher else c
+                 for k, c in enumerate(tried)]
+        quiet = [c for c in tried if c.quantization is not None and c.quantization <= EIV_RATIO]
+        if quiet:
+            best = max(quiet, key=lambda c: c.processing.cutoff)
     if not np.isfinite(best.score):
         raise DataError("processing: no automatic setting could be fitted ("
                         + "; ".join(f"cutoff {c.processing.cutoff:g} Hz: {c.note}"
@@ -134,14 +137,10 @@ def _with_quantization(candidate: Candidate, fit) -> Candidate:
 
 
 def _whitest(tried: Sequence[Candidate]) -> Candidate:
-    """Among the candidates with the lowest score (:func:`_ties`): the highest cutoff whose
-    quantization error was measured and is at most ``EIV_RATIO`` of the residual, else the
-    one nearest the 1.5 multiple of the bandwidth (the choice without a fit,
+    """Among the candidates with the lowest score (:func:`_ties`), the one nearest the 1.5
+    multiple of the bandwidth (the choice without a fit,
     :meth:`~dynid.identify.processing.Processing.resolve`)."""
     ties = _ties(tried)
-    small = [c for c in ties if c.quantization is not None and c.quantization <= EIV_RATIO]
-    if small:
-        return max(small, key=lambda c: c.processing.cutoff or 0.0)
     index = [tried.index(c) for c in ties]
     return tried[min(index, key=lambda k: abs(k - _PREFERRED))]
 
