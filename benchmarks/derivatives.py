@@ -59,8 +59,8 @@ CONCLUSION = (
     "process noise is set from the cutoff, so its response is the Butterworth's) and the same "
     "validation error; Savitzky–Golay is worse (its windows pass more noise at the same "
     "half-gain cutoff). The default differentiation stays 'butterworth' (the fastest); what "
-    "the encoder's resolution changes is the cutoff: among equally white residuals, the "
-    "highest whose quantization error stays below 0.3 of the residual's sigma.")
+    "the encoder's resolution changes is the cutoff: raised, among equally white residuals, "
+    "as far as the quantization error stays below 0.3 of the residual's sigma.")
 
 
 def _quiet(fn):
@@ -181,8 +181,9 @@ def simulated() -> None:
     print("sim_positions_only_over_true_states_valid_ratio: "
           f"{max(ratios[DEFAULT_ENCODER]):.3f}")
     print("# joint4096: 1.5 mrad steps put several % of error into the accelerations at any "
-          "cutoff, in the validation data's states as much as in the fit's (compare "
-          "..._exact_validation_...); the torque noise (0.05 N·m) is far smaller")
+          "cutoff, far above what the torque noise (0.05 N·m) allows; most of the ratio is the "
+          "validation data's own quantized states (..._exact_validation_...: the same fit on "
+          "the exact states)")
     print(CONCLUSION)
     delays(robot, train2k, valid2k)
 

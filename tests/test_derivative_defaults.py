@@ -21,9 +21,10 @@ from dynid.identify import (
     Processing,
     Recording,
     resolution_from_increments,
+    rolloff_bandwidth,
     validate,
 )
-from dynid.identify.filters import has_floor, rolloff_bandwidth
+from dynid.identify.filters import has_floor
 from dynid.identify.quantization import EIV_RATIO
 
 

@@ -36,6 +36,7 @@ from .delays import Delays, compensate, estimate_delays
 from .derivatives import butterworth_states, estimate_states, savgol_states, savgol_window
 from .estimators import OLS, WLS, Estimator, GaussMarkov
 from .exclusion import Excluded
+from .filters import rolloff_bandwidth
 from .gains import DriveGains, identify_drive_gains
 from .likelihood import MaximumLikelihood
 from .outcome import Outcome
@@ -111,6 +112,7 @@ __all__ = [
     "read_npz",
     "resample",
     "resolution_from_increments",
+    "rolloff_bandwidth",
     "rts_covariance",
     "rts_states",
     "save_npz",
