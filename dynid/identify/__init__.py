@@ -44,6 +44,7 @@ from .derivatives import butterworth_states, estimate_states, savgol_states, sav
 from .essential import EssentialParameters, EssentialStep, essential_parameters
 from .estimators import OLS, WLS, Estimator, GaussMarkov
 from .exclusion import Excluded
+from .filters import rolloff_bandwidth
 from .friction import FrictionFit, identify_friction
 from .friction_choice import FrictionChoice, select_friction
 from .gains import DriveGains, identify_drive_gains
@@ -131,6 +132,7 @@ __all__ = [
     "read_npz",
     "resample",
     "resolution_from_increments",
+    "rolloff_bandwidth",
     "rts_covariance",
     "rts_states",
     "save_npz",

@@ -30,7 +30,9 @@ what it assumes:
     holds when the motion moves the encoder by several increments a sample or so.
 
 :func:`estimate_states` chooses among them by name (:data:`DIFFERENTIATIONS`, as
-``Processing(differentiation=...)``; ``"auto"`` is ``"butterworth"``).
+``Processing(differentiation=...)``; ``"auto"`` is ``"butterworth"``: in the study
+``benchmarks/derivatives.py`` the smoother matches it at a higher cost and Savitzky–Golay
+validates worse).
 
 Examples
 --------

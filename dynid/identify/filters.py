@@ -7,7 +7,9 @@
 * :func:`differentiate`: central differences;
 * :func:`decimation_filter`: the FIR low-pass of decimation (:mod:`dynid.identify.data`);
 * :func:`signal_bandwidth` and :func:`noise_level`: where a signal's spectrum meets its
-  noise floor, and the standard deviation of white noise at that floor.
+  noise floor, and the standard deviation of white noise at that floor;
+  :func:`rolloff_bandwidth`: where the spectrum of a signal without a floor (low-passed
+  before it was recorded) has fallen far below its peak.
 """
 
 from __future__ import annotations
@@ -17,13 +19,16 @@ import numpy as np
 from .._files import excerpt
 from ..errors import DataError
 
-__all__ = ["decimation_filter", "differentiate", "lowpass", "noise_level", "signal_bandwidth",
-           "zero_phase_response"]
+__all__ = ["ROLLOFF", "decimation_filter", "differentiate", "has_floor", "lowpass",
+           "noise_level", "rolloff_bandwidth", "signal_bandwidth", "zero_phase_response"]
 
 #: Taps of the decimation filter per unit of the decimation factor.
 TAPS_PER_FACTOR = 16
 #: A spectrum "stands above its noise floor" by this factor (10 dB).
 _FLOOR_RATIO = 10.0
+#: Depth (power ratio, 60 dB) below its peak at which the increments' spectrum of a signal
+#: without a noise floor counts as ended (:func:`rolloff_bandwidth`).
+ROLLOFF = 1e-6
 #: Gain of a zero-phase filter at its −3 dB point (an amplitude of 1/√2).
 _HALF_POWER = 1.0 / np.sqrt(2.0)
 
@@ -164,6 +169,40 @@ def signal_bandwidth(x: np.ndarray, rate: float) -> np.ndarray:
         elif len(hits):
             out[j] = f[hits[-1]]
     return out
+
+
+def has_floor(x: np.ndarray, rate: float) -> np.ndarray:
+    """Whether each column of ``x`` (N, n) has a noise floor: :func:`signal_bandwidth`'s
+    test, its increments' spectrum no longer falling by more than three times from 60–80 %
+    to 80–100 % of the band."""
+    f, P = _increment_spectrum(x, rate)
+    floor = np.median(P[f >= 0.8 * f[-1]], axis=0)
+    below = np.median(P[(f >= 0.6 * f[-1]) & (f < 0.8 * f[-1])], axis=0)
+    return below <= 3 * floor
+
+
+def rolloff_bandwidth(x: np.ndarray, rate: float, depth: float = ROLLOFF) -> np.ndarray:
+    """Highest frequency (Hz) at which the spectrum of the increments of each column of ``x``
+    (N, n) stands above ``depth`` times its peak.
+
+    For signals without a noise floor (:func:`has_floor`): positions low-passed before they
+    were recorded, whose spectrum keeps falling to the Nyquist frequency, so that
+    :func:`signal_bandwidth` finds signal everywhere. Their motion ends where the spectrum
+    has fallen by ``depth`` (60 dB by default: components a thousandth of the peak's
+    amplitude density).
+
+    Examples
+    --------
+    >>> q = lowpass(np.random.default_rng(0).standard_normal((4000, 1)), 200.0, 2.0)
+    >>> rolloff_bandwidth(q, 200.0)        # a few Hz                   # doctest: +SKIP
+    """
+    if not (0 < depth < 1):
+        raise DataError(f"depth: expected a power ratio between 0 and 1 (1e-6 is 60 dB), "
+                        f"found {excerpt(depth)}")
+    f, P = _increment_spectrum(x, rate)
+    above = depth * P.max(axis=0) < P
+    return np.array([f[np.flatnonzero(above[:, j])[-1]] if above[:, j].any() else 0.0
+                     for j in range(P.shape[1])])
 
 
 def noise_level(x: np.ndarray, rate: float) -> np.ndarray:

@@ -36,7 +36,12 @@ The defaults are for a user who does not know about filtering (``Processing()``)
   residual is the whitest (:func:`~dynid.identify.choice.choose_processing`), since the
   reported uncertainty assumes a white residual: a cutoff too low distorts the motion, one too
   high lets the noise of differentiated positions into the regressor, and both colour the
-  residual. Without a fit (validation with given parameters) the 1.5 multiple is taken;
+  residual. Among residuals equally white, the 1.5 multiple is taken, or, when the
+  recordings state their encoders' resolution (``Recording(resolution=...)``), the highest
+  cutoff whose quantization error in the output stays below 0.3 of the residual's σ
+  (:func:`~dynid.identify.quantization.errors_in_variables`): the resolution says how much
+  noise a higher cutoff lets in. Without a fit (validation with given parameters) the 1.5
+  multiple is taken;
 * ``derivatives="auto"``: a recording with velocities and accelerations is used as recorded
   (no filter, no decimation: the capture software derived and filtered them); one with
   velocities only has them low-passed like the positions and differentiated for the
@@ -54,7 +59,6 @@ results so validation processes its data the same way: results store the numbers
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields, replace
 
@@ -62,12 +66,12 @@ import numpy as np
 
 from .._files import excerpt
 from .._validate import is_number
-from ..errors import DataError, DynidWarning
+from ..errors import DataError
+from ._bands import auto_decimate, limited_decimation, smooth_band, widest_band
 from .delays import Delays, compensate, delay_setting
 from .derivatives import check_differentiation
 from .exclusion import check_settings
 from .filters import (
-    TAPS_PER_FACTOR,
     decimation_filter,
     differentiate,
     lowpass,
@@ -86,8 +90,6 @@ __all__ = ["Processing", "decimation_filter", "differentiate", "lowpass", "signa
 
 #: Largest decimation factor accepted.
 MAX_DECIMATE = 10_000
-# Decimated samples an automatic decimation leaves at least, per recording.
-_MIN_DECIMATED = 100
 # Automatic cutoffs tried, in multiples of the positions' signal bandwidth.
 _CUTOFF_MULTIPLES = (1.0, 1.5, 2.0, 3.0)
 
@@ -155,8 +157,11 @@ class Processing:
         (:mod:`dynid.identify.derivatives`): ``"butterworth"`` (the zero-phase low-pass
         above, then central differences), ``"savgol"`` (Savitzky–Golay, its window from the
         cutoff), ``"rts"`` (a Rauch–Tung–Striebel smoother on a constant-jerk model, gain ½
-        at the cutoff), or ``"auto"`` (default): ``"butterworth"``. Recorded velocities are
-        low-passed by the Butterworth whatever it says.
+        at the cutoff), or ``"auto"`` (default): ``"butterworth"``, chosen by the study in
+        ``benchmarks/derivatives.py``: at the same cutoff the smoother gives the same states
+        and validation error (its process noise is set from the cutoff, so its response is
+        the Butterworth's) at a higher cost, and Savitzky–Golay a larger validation error.
+        Recorded velocities are low-passed by the Butterworth whatever it says.
     kinematics
         Where a recording in actuator coordinates is mapped to the basis coordinates
         (:mod:`dynid.identify.kinematics`): ``"before"`` filtering (every sample by the
@@ -260,14 +265,23 @@ class Processing:
         if self.cutoff == "auto" and all(s == "recorded" for s in sources):
             cutoffs = [None]  # states recorded with their derivatives are used as they are
         elif self.cutoff == "auto":
-            band = _bandwidth(recs, sources)
+            band = widest_band(recs, sources)
             nyquist = min(r.rate for r in recs) / 2
             cutoffs = [float(f"{m * band:.3g}") for m in _CUTOFF_MULTIPLES
                        if band is not None and m * band < 0.8 * nyquist] or [None]
+            smooth = smooth_band(recs, sources) if cutoffs == [None] else None
+            if smooth is not None and self.decimate == "auto":
+                # Low-passed before they were recorded: no filter of their own, the
+                # regressor and the output decimated alike to the motion's band.
+                factors = sorted({auto_decimate(recs, m * smooth)[0]
+                                  for m in _CUTOFF_MULTIPLES if m * smooth < 0.8 * nyquist},
+                                 reverse=True)
+                return [replace(self, cutoff=None, decimate=d) for d in factors] or \
+                    [replace(self, cutoff=None, decimate=1)]
         else:
             cutoffs = [self.cutoff]
         return [replace(self, cutoff=c, decimate=self.decimate if self.decimate != "auto" else
-                        1 if c is None else _auto_decimate(recs, c)[0]) for c in cutoffs]
+                        1 if c is None else auto_decimate(recs, c)[0]) for c in cutoffs]
 
     def resolve(self, recordings: Recording | Sequence[Recording]) -> Processing:
         """These settings with the automatic ones chosen for ``recordings`` without a fit:
@@ -404,51 +418,6 @@ class Processing:
             rec = rec.with_signals(space="basis", names=robot.joint_names, units=units,
                                    resolution=None)
         return rec.with_signals(positions=q, velocities=v, accelerations=a, output=y)
-
-
-def _bandwidth(recordings: Sequence[Recording], sources: Sequence[str]) -> float | None:
-    """The highest signal bandwidth over every coordinate and recording of the signal that is
-    differentiated (the positions, or the recorded velocities for the ``"velocities"``
-    source); ``None`` (no filter) when a recording is not uniformly sampled (with a warning)
-    or the spectrum is flat (samples at unrelated states, or no motion above the noise)."""
-    best = 0.0
-    for rec, source in zip(recordings, sources, strict=True):
-        if not rec.is_uniform(0.05):
-            warnings.warn("processing: the sample intervals vary by more than 5 %, so the "
-                          "positions are not filtered and nothing is decimated; resample the "
-                          "recording onto a uniform grid to filter it", DynidWarning,
-                          stacklevel=5)
-            return None
-        signal = rec.velocities if source == "velocities" else rec.positions
-        best = max(best, float(signal_bandwidth(signal, rec.rate).max()))
-    return best if best > 0 else None
-
-
-def limited_decimation(recordings: Sequence[Recording], p: Processing) -> str:
-    """The note when ``p``'s decimation was limited below what its cutoff calls for, so that
-    the decimated output keeps content above the cutoff of the positions; else ``""``."""
-    if p.cutoff is None:
-        return ""
-    recs = [r.skip(p.skip) if p.skip else r for r in recordings]
-    factor, note = _auto_decimate(recs, p.cutoff)
-    rate = min(r.rate for r in recs)
-    return note if note and p.decimate == factor and rate / (2 * factor) > p.cutoff else ""
-
-
-def _auto_decimate(recordings: Sequence[Recording], cutoff: float) -> tuple[int, str]:
-    """``⌊rate / cutoff⌋`` at the lowest rate, at most what leaves the shortest recording
-    ``_MIN_DECIMATED`` samples after the decimation filter; and a note when it had to be
-    less."""
-    rate = min(r.rate for r in recordings)
-    factor = max(1, int(rate // cutoff))
-    shortest = min(r.n_samples for r in recordings)
-    fits = max(1, min(factor, shortest // (TAPS_PER_FACTOR + _MIN_DECIMATED)))
-    if fits == factor:
-        return factor, ""
-    return fits, (f"the cutoff {cutoff:g} Hz calls for decimating by {factor}, which leaves "
-                  f"fewer than {_MIN_DECIMATED} samples of the shortest recording ({shortest} "
-                  f"samples); decimated by {fits}, so the output keeps content up to "
-                  f"{rate / (2 * fits):.3g} Hz that the filtered positions miss. Record longer")
 
 
 def _check_int(name: str, value, low: int, high: int | None, meaning: str) -> None:
