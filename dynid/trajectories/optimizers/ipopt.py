@@ -3,13 +3,6 @@
 CasADi ships IPOPT; :class:`casadi.Callback` wraps a Python function as a CasADi function, and
 ``get_jacobian`` hands CasADi our analytic first derivatives (it never differentiates numerically
 here). Second derivatives come from IPOPT's limited-memory BFGS approximation.
-
-The design's variables are scaled to order one and its objectives are logarithms whose
-gradients are of order one to ten, so the quasi-Newton matrix starts at ``30 I``: the first
-steps move a few tenths of a range. With IPOPT's default start (a scalar fitted to the first
-gradients) the first step can leave the feasible set by tens of ranges, and the barrier does
-not recover within the iteration budget (the Ariane arm at 0.1 Hz stayed at its starting
-condition number, 2203, against 117 with this start).
 """
 
 from __future__ import annotations
@@ -20,9 +13,6 @@ import numpy as np
 from .base import Optimizer, OptimizerResult, Problem
 
 __all__ = ["IpoptOptimizer"]
-
-#: Initial quasi-Newton curvature (see the module docstring).
-FIRST_CURVATURE = 30.0
 
 
 class _Function(ca.Callback):
@@ -99,8 +89,6 @@ class IpoptOptimizer(Optimizer):
             "ipopt.print_level": 0,
             "ipopt.sb": "yes",
             "ipopt.hessian_approximation": "limited-memory",
-            "ipopt.limited_memory_initialization": "constant",
-            "ipopt.limited_memory_init_val": FIRST_CURVATURE,
             "ipopt.max_iter": self.max_iterations,
             "ipopt.tol": self.tolerance,
             "ipopt.constr_viol_tol": 1e-8,
