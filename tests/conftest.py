@@ -149,3 +149,16 @@ def current_run(robot: dynid.Robot, theta: np.ndarray, motion, rng=None, noise: 
         y = y + noise * rng.standard_normal(y.shape)
     return dynid.Recording(t, q, y, velocities=v, accelerations=a, names=robot.joint_names,
                            output_kind="current")
+
+
+def run_cli(argv, capsys) -> tuple[int, str, str]:
+    """Run ``dynid`` with ``argv`` in this process: its exit status, standard output and
+    standard error."""
+    from dynid.cli import main
+
+    try:
+        code = main([str(a) for a in argv])
+    except SystemExit as exc:
+        code = exc.code
+    out = capsys.readouterr()
+    return code, out.out, out.err

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import run_cli
 
 import dynid
-from dynid.cli import main
 from dynid.hardware import FourierReference
 from dynid.models.friction import with_friction
 
@@ -46,19 +46,10 @@ def files(tmp_path_factory):
     return str(robot_file), runs, folder
 
 
-def _run(argv, capsys) -> tuple[int, str, str]:
-    try:
-        code = main(argv)
-    except SystemExit as exc:
-        code = exc.code
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
 def test_identify_with_friction_per_joint_then_validate_report_export(files, capsys):
     robot_file, (train, test), folder = files
     out = folder / "r.json"
-    code, printed, err = _run(["identify", robot_file, train, "-o", str(out), "--method", "wls",
+    code, printed, err = run_cli(["identify", robot_file, train, "-o", str(out), "--method", "wls",
                                "--friction", "shoulder=stribeck,elbow=sigmoid", "--deadzone",
                                "0", "--quiet"], capsys)
     assert code == 0, err
@@ -67,14 +58,14 @@ def test_identify_with_friction_per_joint_then_validate_report_export(files, cap
     assert friction["models"] == {"shoulder": "stribeck", "elbow": "sigmoid"}
     for owner, v in TRUE_V.items():
         assert abs(friction["velocities"][owner] - v) < 5 * friction["sigma"][owner]
-    code, printed, err = _run(["validate", str(out), test, "--quiet"], capsys)
+    code, printed, err = run_cli(["validate", str(out), test, "--quiet"], capsys)
     assert code == 0, err
     report = folder / "report.html"
-    code, _, err = _run(["report", str(out), train, "--validation", test, "-o", str(report),
+    code, _, err = run_cli(["report", str(out), train, "--validation", test, "-o", str(report),
                          "--quiet"], capsys)
     assert code == 0, err
     assert 'id="friction-models"' in report.read_text()
-    code, printed, err = _run(["export", str(out), "--urdf", str(folder / "x.urdf")], capsys)
+    code, printed, err = run_cli(["export", str(out), "--urdf", str(folder / "x.urdf")], capsys)
     assert code == 0, err
     assert "the stribeck shape is left out (shoulder.fs)" in printed
 
@@ -82,7 +73,7 @@ def test_identify_with_friction_per_joint_then_validate_report_export(files, cap
 def test_identify_with_friction_auto_holds_out_the_last_recording(files, capsys):
     robot_file, (train, test), folder = files
     out = folder / "auto.json"
-    code, _printed, err = _run(["identify", robot_file, train, test, "-o", str(out), "--method",
+    code, _printed, err = run_cli(["identify", robot_file, train, test, "-o", str(out), "--method",
                                "ols", "--friction", "auto", "--deadzone", "0", "--quiet"],
                               capsys)
     assert code == 0, err
@@ -102,7 +93,7 @@ def test_identify_with_friction_auto_holds_out_the_last_recording(files, capsys)
      "must exceed the lower one 0.5")])
 def test_bad_friction_options_exit_2(files, capsys, options, message):
     robot_file, (train, _), folder = files
-    code, _, err = _run(["identify", robot_file, train, "-o", str(folder / "bad.json"),
+    code, _, err = run_cli(["identify", robot_file, train, "-o", str(folder / "bad.json"),
                          "--quiet", *options], capsys)
     assert code == 2
     assert __import__("re").search(message, err), err
@@ -111,13 +102,13 @@ def test_bad_friction_options_exit_2(files, capsys, options, message):
 def test_a_result_with_a_bad_friction_entry_exits_2(files, capsys):
     robot_file, (train, test), folder = files
     out = folder / "r2.json"
-    assert _run(["identify", robot_file, train, "-o", str(out), "--method", "ols",
+    assert run_cli(["identify", robot_file, train, "-o", str(out), "--method", "ols",
                  "--friction", "elbow=sigmoid", "--quiet"], capsys)[0] == 0
     data = json.loads(out.read_text())
     data["solver"]["friction"]["models"]["elbow"] = "lugre"
     bad = folder / "bad_result.json"
     bad.write_text(json.dumps(data))
-    code, _, err = _run(["validate", str(bad), test, "--quiet"], capsys)
+    code, _, err = run_cli(["validate", str(bad), test, "--quiet"], capsys)
     assert code == 2
     assert "solver.friction" in err and "unknown model 'lugre'" in err
 
@@ -135,7 +126,7 @@ def test_a_robot_file_declaring_stribeck_friction_is_identified_without_options(
         ["shoulder.fv", "shoulder.fc", "shoulder.fs"]
     assert robot.parameters[robot.parameters.names.index("shoulder.fs")].prior == 0.4
     out = folder / "declared.json"
-    code, _, err = _run(["identify", str(declared), train, "-o", str(out), "--method",
+    code, _, err = run_cli(["identify", str(declared), train, "-o", str(out), "--method",
                                "ols", "--deadzone", "0", "--quiet"], capsys)
     assert code == 0, err
     friction = json.loads(out.read_text())["solver"]["friction"]

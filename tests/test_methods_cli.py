@@ -9,7 +9,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from conftest import DATA
+from conftest import DATA, run_cli
 
 import dynid
 from dynid.cli import main
@@ -91,17 +91,8 @@ def _in_tmp_path(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
 
 
-def _run(argv, capsys) -> tuple[int, str, str]:
-    try:
-        code = main([str(a) for a in argv])
-    except SystemExit as exc:
-        code = exc.code
-    out = capsys.readouterr()
-    return code, out.out, out.err
-
-
 def test_payload_command_is_the_api_and_its_file_reads_back(files, tmp_path, capsys):
-    code, out, err = _run(["payload", files["panda-result"], files["panda-torque-loaded"],
+    code, out, err = run_cli(["payload", files["panda-result"], files["panda-torque-loaded"],
                            "--link", "flange", "--name", "box", "-o", tmp_path / "p.json"],
                           capsys)
     assert code == 0, err
@@ -122,7 +113,7 @@ def test_payload_command_is_the_api_and_its_file_reads_back(files, tmp_path, cap
 
 
 def test_gains_command_is_the_api_and_its_file_reads_back(files, tmp_path, capsys):
-    code, out, err = _run(["gains", files["robot"], files["current-empty"],
+    code, out, err = run_cli(["gains", files["robot"], files["current-empty"],
                            files["current-loaded"], "--link", "link2", "--payload-mass", "1.5",
                            "--com", "0.1", "0.02", "0", "--inertia", "0.002", "0", "0",
                            "0.003", "0", "0.003", "-o", tmp_path / "g.json"], capsys)
@@ -144,7 +135,7 @@ def test_gains_command_is_the_api_and_its_file_reads_back(files, tmp_path, capsy
 
 def test_identify_essential_is_the_api(files, tmp_path, capsys):
     out_file = tmp_path / "ess.json"
-    code, out, err = _run(["identify", files["robot"], files["torque-empty"], "--method", "ols",
+    code, out, err = run_cli(["identify", files["robot"], files["torque-empty"], "--method", "ols",
                            "--essential", "0.02", "--validation", files["other-torque-empty"],
                            "-o", out_file, "--quiet"], capsys)
     assert code == 0, err
@@ -158,11 +149,11 @@ def test_identify_essential_is_the_api(files, tmp_path, capsys):
     assert record.steps == api.steps and record.kept == api.kept
     np.testing.assert_allclose(result.params, api.result.params, rtol=1e-12)
     # The other commands take it as any result.
-    assert _run(["validate", out_file, files["other-torque-empty"]], capsys)[0] == 0
-    code, _, err = _run(["export", out_file, "--urdf", tmp_path / "r.urdf"], capsys)
+    assert run_cli(["validate", out_file, files["other-torque-empty"]], capsys)[0] == 0
+    code, _, err = run_cli(["export", out_file, "--urdf", tmp_path / "r.urdf"], capsys)
     assert code == 0, err
     # Held-out ends and the prior: the default validation.
-    code, out, err = _run(["identify", files["robot"], files["torque-empty"], "--method", "wls",
+    code, out, err = run_cli(["identify", files["robot"], files["torque-empty"], "--method", "wls",
                            "--essential", "--essential-fixed", "prior", "-o", out_file,
                            "--quiet"], capsys)
     assert code == 0, err
@@ -172,16 +163,16 @@ def test_identify_essential_is_the_api(files, tmp_path, capsys):
 
 def test_report_sections(files, tmp_path, capsys):
     ess, payload, gains = tmp_path / "ess.json", tmp_path / "p.json", tmp_path / "g.json"
-    assert _run(["identify", "panda", files["panda-torque-empty"], "--method", "ols",
+    assert run_cli(["identify", "panda", files["panda-torque-empty"], "--method", "ols",
                  "--essential", "-o", ess, "--quiet"], capsys)[0] == 0
-    assert _run(["payload", ess, files["panda-torque-loaded"], "--link", "flange", "-o",
+    assert run_cli(["payload", ess, files["panda-torque-loaded"], "--link", "flange", "-o",
                  payload], capsys)[0] == 0
-    code, _, err = _run(["gains", "panda", files["panda-current-empty"],
+    code, _, err = run_cli(["gains", "panda", files["panda-current-empty"],
                          files["panda-current-loaded"], "--link", "flange", "--payload-mass",
                          "1.5", "--com", "0.1", "0.02", "0", "--inertia", "0.002", "0", "0",
                          "0.003", "0", "0.003", "-o", gains], capsys)
     assert code == 0, err
-    code, _, err = _run(["report", ess, files["panda-torque-empty"], "--payload", payload,
+    code, _, err = run_cli(["report", ess, files["panda-torque-empty"], "--payload", payload,
                          "--gains", gains, "-o", tmp_path / "r.html", "--quiet"], capsys)
     assert code == 0, err
     html = (tmp_path / "r.html").read_text()
@@ -195,11 +186,11 @@ def test_report_sections(files, tmp_path, capsys):
         assert f'data-value="{float(g)!r}"' in html
     # A payload or gains of another robot.
     arm_gains = tmp_path / "arm-g.json"
-    code, _, err = _run(["gains", files["robot"], files["current-empty"],
+    code, _, err = run_cli(["gains", files["robot"], files["current-empty"],
                          files["current-loaded"], "--link", "link2", "--payload-mass", "1.5",
                          "--com", "0.1", "0.02", "0", "-o", arm_gains], capsys)
     assert code == 0, err
-    code, _, err = _run(["report", ess, files["panda-torque-empty"], "--gains", arm_gains,
+    code, _, err = run_cli(["report", ess, files["panda-torque-empty"], "--gains", arm_gains,
                          "-o", tmp_path / "r.html"], capsys)
     assert code == 2 and "gains: of actuators motor1, motor2; the robot's are motor1" in err, err
 
@@ -241,7 +232,7 @@ def test_report_sections(files, tmp_path, capsys):
      r"torque-empty.npz"),
 ])
 def test_bad_input_exits_2(files, capsys, argv, message):
-    code, _, err = _run([a.format(**files) for a in argv], capsys)
+    code, _, err = run_cli([a.format(**files) for a in argv], capsys)
     assert code == 2, err
     assert re.search(message, err), err
     assert "Traceback" not in err
@@ -251,12 +242,12 @@ def test_a_damaged_essential_record_exits_2(files, tmp_path, capsys):
     import json
 
     path = tmp_path / "ess.json"
-    assert _run(["identify", files["robot"], files["torque-empty"], "--method", "ols",
+    assert run_cli(["identify", files["robot"], files["torque-empty"], "--method", "ols",
                  "--essential", "-o", path, "--quiet"], capsys)[0] == 0
     data = json.loads(path.read_text())
     data["diagnostics"]["essential"]["fixed"] = "half"
     path.write_text(json.dumps(data))
-    code, _, err = _run(["report", path, files["torque-empty"], "-o", tmp_path / "r.html"],
+    code, _, err = run_cli(["report", path, files["torque-empty"], "-o", tmp_path / "r.html"],
                         capsys)
     assert code == 2 and "diagnostics.essential.fixed: expected 'zero' or 'prior', found " \
         "half" in err, err
@@ -270,5 +261,5 @@ def test_outputs_are_checked_before_computing(files, tmp_path, capsys):
                  ["identify", files["robot"], files["torque-empty"], "--method", "ols",
                   "--essential", "--validation", files["torque-loaded"], "-o",
                   files["torque-loaded"]]):
-        code, _, err = _run(argv, capsys)
+        code, _, err = run_cli(argv, capsys)
         assert code == 2 and re.search(r"-o '.*'(: the folder| is also an input)", err), err

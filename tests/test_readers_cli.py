@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import arm_files
+from conftest import arm_files, run_cli
 
 import dynid
 from dynid.cli import main
@@ -32,31 +32,22 @@ def arm(tmp_path_factory):
     return robot, str(robot_file), [str(p) for p in paths], folder
 
 
-def _run(argv, capsys):
-    try:
-        code = main(argv)
-    except SystemExit as exc:
-        code = exc.code
-    out = capsys.readouterr()
-    return code, out.out, out.err
-
-
 def test_validate_trims_each_file_as_told_not_as_the_training(arm, tmp_path, capsys):
     """The training's --skip stays with the training: validate uses each file whole unless
     --trim trims it, and says what it used."""
     robot, robot_file, (train, test), _ = arm
     result = tmp_path / "r.json"
-    code, out, _ = _run(["identify", robot_file, train, "-o", str(result), "--skip", "100",
+    code, out, _ = run_cli(["identify", robot_file, train, "-o", str(result), "--skip", "100",
                          *FAST], capsys)
     assert code == 0 and load_result(result).processing.skip == 100
-    code, out, _ = _run(["validate", str(result), test], capsys)
+    code, out, _ = run_cli(["validate", str(result), test], capsys)
     assert code == 0
     assert f"recording    {test}: 400 samples at 100 Hz; used as recorded" in out
     whole = validate(robot, load_result(result), read_npz(test),
                      processing=Processing(cutoff=None, decimate=1))
     printed = float(out.split("overall relative error")[1].split()[0])
     assert printed == pytest.approx(whole.overall_relative_error, abs=1e-3)
-    code, out, _ = _run(["validate", str(result), test, "--trim", f"{test}=1s:50"], capsys)
+    code, out, _ = run_cli(["validate", str(result), test, "--trim", f"{test}=1s:50"], capsys)
     assert code == 0
     assert "trimmed 100 samples at the start and 50 at the end (1s:50)" in out
     part = validate(robot, load_result(result), read_npz(test).trim(100, 50),
@@ -68,7 +59,7 @@ def test_validate_trims_each_file_as_told_not_as_the_training(arm, tmp_path, cap
 def test_trims_per_training_file(arm, tmp_path, capsys):
     robot, robot_file, (one, two), _ = arm
     out_file = tmp_path / "r.json"
-    code, out, _ = _run(["identify", robot_file, one, two, "-o", str(out_file), "--trim",
+    code, out, _ = run_cli(["identify", robot_file, one, two, "-o", str(out_file), "--trim",
                          "run1.npz=30:10", "--trim", f"{two}=0.5s", *FAST], capsys)
     assert code == 0, out
     assert f"recording    {one}: 360 samples at 100 Hz; run1.npz: trimmed 30 samples at the " \
@@ -90,7 +81,7 @@ def test_bad_trims_exit_2(arm, tmp_path, capsys, trim, message):
     import re
 
     _, robot_file, (one, _), _ = arm
-    code, _, err = _run(["identify", robot_file, one, "-o", str(tmp_path / "r.json"),
+    code, _, err = run_cli(["identify", robot_file, one, "-o", str(tmp_path / "r.json"),
                          "--trim", trim, *FAST], capsys)
     assert code == 2 and re.search(r"^dynid: error: .*" + message, err), err
     assert not (tmp_path / "r.json").exists()
@@ -128,7 +119,7 @@ def test_tables_without_header_time_split_or_mapped(arm, tmp_path, capsys):
     }
     for name, args in runs.items():
         out = tmp_path / f"{name}.json"
-        code, printed, err = _run(["identify", robot_file, *args, "-o", str(out), *FAST],
+        code, printed, err = run_cli(["identify", robot_file, *args, "-o", str(out), *FAST],
                                   capsys)
         assert code == 0, err
         # Differentiated positions (split, mapped) identify close to the recorded derivatives.
@@ -136,11 +127,11 @@ def test_tables_without_header_time_split_or_mapped(arm, tmp_path, capsys):
         np.testing.assert_allclose(load_result(out).base_params, want, rtol=rtol,
                                    atol=rtol * np.abs(want).max())
     assert "columns mapped to coordinates by a 2×2 column map" in printed
-    code, _, err = _run(["identify", robot_file, "positions=q.csv;output=tau.csv", *FAST],
+    code, _, err = run_cli(["identify", robot_file, "positions=q.csv;output=tau.csv", *FAST],
                         capsys)
     assert code == 2 and "recording 'positions=q.csv;output=tau.csv': expected a file, or " \
         "SIGNAL=FILE pairs separated by commas" in err
-    code, _, err = _run(["identify", robot_file, str(bare), "--delimiter", "space", *FAST],
+    code, _, err = run_cli(["identify", robot_file, str(bare), "--delimiter", "space", *FAST],
                         capsys)
     assert code == 2 and "bare.txt: CSV recordings need --columns for ['output', " \
         "'positions', 'time'] (or --rate for a file without a time column)" in err
@@ -154,10 +145,10 @@ def test_time_stamps_from_the_command_line(arm, tmp_path, capsys):
     np.savetxt(path, np.column_stack([jittered, rec.positions, rec.output]), delimiter=",",
                fmt="%.17g", header="t,a,b,y1,y2", comments="")
     cols = ["--columns", "time=t", "--columns", "positions=a,b", "--columns", "output=y1,y2"]
-    code, _, err = _run(["identify", robot_file, str(path), *cols, "--timestamps", "strict",
+    code, _, err = run_cli(["identify", robot_file, str(path), *cols, "--timestamps", "strict",
                          *FAST], capsys)
     assert code == 2 and "jitter.csv (time): irregular time stamps: 400 stamps" in err
-    code, out, err = _run(["identify", robot_file, str(path), *cols, "--timestamps", "uniform",
+    code, out, err = run_cli(["identify", robot_file, str(path), *cols, "--timestamps", "uniform",
                            "-o", str(tmp_path / "u.json"), *FAST], capsys)
     assert code == 0 and "time stamps replaced by their least-squares line" in out
     assert read_csv(path, time="t", positions=["a", "b"], output=["y1", "y2"],
@@ -189,6 +180,6 @@ def test_bad_recording_options_exit_2(arm, tmp_path, capsys, args, message):
     table = folder / "t.csv"
     table.write_text("a,b\n" + "\n".join(f"{k},{k}" for k in range(20)))
     target = str(table) if "--columns" in args else one
-    code, _, err = _run(["identify", robot_file, target, "-o", str(tmp_path / "r.json"),
+    code, _, err = run_cli(["identify", robot_file, target, "-o", str(tmp_path / "r.json"),
                          *args, *FAST], capsys)
     assert code == 2 and re.search(message, err), err

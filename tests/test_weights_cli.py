@@ -10,10 +10,9 @@ import re
 
 import numpy as np
 import pytest
-from conftest import arm_files
+from conftest import arm_files, run_cli
 
 import dynid
-from dynid.cli import main
 from dynid.identify import (
     OLS,
     WLS,
@@ -31,15 +30,6 @@ def files(tmp_path_factory):
     folder = tmp_path_factory.mktemp("weights")
     robot_file, _, npz = arm_files(folder, noise=[1e-2, 1e-3])
     return {"robot": str(robot_file), "npz": str(npz), "folder": folder}
-
-
-def _run(argv, capsys) -> tuple[int, str, str]:
-    try:
-        code = main(argv)
-    except SystemExit as exc:
-        code = exc.code
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 def _data(files):
@@ -69,7 +59,7 @@ def test_weight_options_reach_the_result(files, tmp_path, capsys, options, estim
     out = tmp_path / "result.json"
     argv = ["identify", files["robot"], files["npz"], "-o", str(out),
             *[o.format(folder=folder) for o in options]]
-    code, printed, err = _run(argv, capsys)
+    code, printed, err = run_cli(argv, capsys)
     assert code == 0, err
     result = load_result(out)
     want = estimator.fit(_data(files)).result_
@@ -130,7 +120,7 @@ def test_bad_weight_options_exit_2(files, tmp_path, capsys, monkeypatch, options
     monkeypatch.setattr(IdentificationData, "__init__", computed)
     argv = ["identify", files["robot"], files["npz"], "-o", str(tmp_path / "r.json"),
             *[o.format(folder=folder) for o in options]]
-    code, _, err = _run(argv, capsys)
+    code, _, err = run_cli(argv, capsys)
     assert code == 2, err
     assert re.search(r"^dynid: error: " + message, err), err
     assert "Traceback" not in err
@@ -141,7 +131,7 @@ def test_bad_weight_options_exit_2(files, tmp_path, capsys, monkeypatch, options
     ("x", r"--wls-iterations: expected a whole number, found 'x' \(or auto\)"),
 ])
 def test_bad_iteration_counts_are_refused_as_they_are_parsed(files, capsys, value, message):
-    code, _, err = _run(["identify", files["robot"], files["npz"], "--wls-iterations", value],
+    code, _, err = run_cli(["identify", files["robot"], files["npz"], "--wls-iterations", value],
                         capsys)
     assert code == 2
     assert re.search(r"error: argument " + message, err), err
