@@ -36,7 +36,9 @@ def test_the_demo_captures_identifies_validates_and_writes_every_file(tmp_path):
     assert v["with actuator models"] < v["true"] + 1.5
     assert v["consistent"] < v["true"] + 1.5
     assert v["without actuator models"] > 3 * v["with actuator models"]
-    assert v["prior"] > 3 * v["with actuator models"]
+    # The identified model removes most of the prior's error beyond the noise floor (a
+    # ratio of the excesses: the floor itself moves with the designed trajectory).
+    assert v["prior"] - v["true"] > 3 * (v["with actuator models"] - v["true"])
     assert 0.5 < out.z_rms < 2.5
     for label, path in out.files.items():
         assert path.is_file() and path.stat().st_size > 0, label
