@@ -24,6 +24,7 @@ period at a time, and a batch simulation over it::
 
 from .budget import MAX_LOAD, BusLoad, BusTiming, Cycle, bus_load, check_budget, max_rate
 from .capture import CaptureResult, capture
+from .closedloop import ClosedLoop
 from .decode import AssemblyStats, CycleAssembler, Sample, decode_log
 from .dictionary import cia402_dictionary, load_dictionary
 from .drive import DRIVE_PROTOCOLS, Drives, Feedback, open_drives
@@ -46,6 +47,7 @@ __all__ = [
     "BusSettings",
     "BusTiming",
     "CaptureResult",
+    "ClosedLoop",
     "Cycle",
     "CycleAssembler",
     "DriveLoops",

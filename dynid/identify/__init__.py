@@ -22,6 +22,11 @@ Reading logs::
     rec = read_npz("run.npz", keys={"time": "times"}, timestamps="resample")
     print(rec.history)                                     # what was done as it was read
 
+Data recorded in closed loop (noisy encoders fed back): estimators with the experiment's
+closed loop simulated (e.g. ``dynid.hardware.ClosedLoop``)::
+
+    est = InstrumentalVariables(simulator=loop).fit(data)     # or DIDIM(simulator=loop)
+
 Delays between the channels (a drive's current loop, a bus)::
 
     data = IdentificationData(robot, [rec1, rec2], processing=Processing(delay="estimate"))
@@ -29,14 +34,17 @@ Delays between the channels (a drive's current loop, a bus)::
 """
 
 from .choice import Candidate, choose_processing
+from .closedloop import ClosedLoopSimulator
 from .columns import ColumnMap, load_column_map
 from .consistent import PhysicallyConsistent
 from .data import CompressedData, IdentificationData
 from .delays import Delays, compensate, estimate_delays
 from .derivatives import butterworth_states, estimate_states, savgol_states, savgol_window
+from .didim import DIDIM
 from .estimators import OLS, WLS, Estimator, GaussMarkov
 from .exclusion import Excluded
 from .gains import DriveGains, identify_drive_gains
+from .iv import InstrumentalVariables
 from .likelihood import MaximumLikelihood
 from .outcome import Outcome
 from .payload import Payload, identify_payload
@@ -64,9 +72,11 @@ from .validation import Validation, predict, validate
 from .weights import Weighting
 
 __all__ = [
+    "DIDIM",
     "OLS",
     "WLS",
     "Candidate",
+    "ClosedLoopSimulator",
     "ColumnMap",
     "CompressedData",
     "Delays",
@@ -77,6 +87,7 @@ __all__ = [
     "GaussMarkov",
     "IdentificationData",
     "IdentificationResult",
+    "InstrumentalVariables",
     "JointSystem",
     "LinearSystem",
     "MaximumLikelihood",
