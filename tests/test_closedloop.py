@@ -23,6 +23,7 @@ from dynid.identify import (
     DIDIM,
     OLS,
     CompressedData,
+    Estimator,
     IdentificationData,
     InstrumentalVariables,
     Processing,
@@ -72,20 +73,36 @@ def test_the_closed_loop_repeats_the_experiment(arm):
     assert np.abs(other.output - run.output).max() > 1e-3
 
 
-def test_noise_free_data_give_the_truth(arm):
-    """Without any noise (exact encoders), the measured output is the simulated one at the
-    truth: DIDIM's output error vanishes there, so it finds the truth far more closely than
-    least squares on filtered positions; IV stays as close as least squares."""
+class Given(Estimator):
+    """A start at given base parameters."""
+
+    method = "given"
+
+    def __init__(self, base_params):
+        self.base_params = base_params
+
+    def _estimate(self, data):
+        b = len(self.base_params)
+        return {"base_params": self.base_params, "base_cov": np.eye(b),
+                "noise_covariance": np.eye(data.robot.n)}
+
+
+def test_noise_free_data_make_the_truth_a_fixed_point(arm):
+    """Without any noise (exact encoders), the measured output is the one simulated at the
+    truth, through the same filter: DIDIM's output error vanishes there, so started at the
+    truth it stays. IV at the truth gives least squares' estimate (the instruments are the
+    regressor itself)."""
     robot, theta, _, base = arm
     sim, loop = experiment(arm, 1, counts=0.0, increments=2.0**40)
     data = IdentificationData(robot, sim.measured, base=base, processing=PROCESSING)
     truth = base.matrix @ theta
-    scale = np.linalg.norm(truth)
-    ols_error = np.linalg.norm(OLS().fit(data).base_params_ - truth) / scale
-    didim = DIDIM(simulator=loop, jacobian="finite-differences").fit(data)
-    assert np.linalg.norm(didim.base_params_ - truth) / scale < 1e-3 * ols_error + 1e-9
-    iv = InstrumentalVariables(simulator=loop).fit(data)
-    assert np.linalg.norm(iv.base_params_ - truth) / scale < 2 * ols_error
+    at_truth = DIDIM(simulator=loop, start=Given(truth)).fit(data)
+    assert np.linalg.norm(at_truth.base_params_ - truth) < 1e-8 * np.linalg.norm(truth)
+    ols = OLS().fit(data).base_params_
+    with pytest.warns(DynidWarning, match="did not settle"):  # one step, from the truth
+        iv = InstrumentalVariables(simulator=loop, start=Given(truth), weighted=False,
+                                   max_iterations=1).fit(data)
+    np.testing.assert_allclose(iv.base_params_, ols, rtol=1e-6, atol=1e-9)
 
 
 def test_iv_matches_its_formula_computed_densely(arm, noisy):
@@ -202,3 +219,17 @@ def test_an_iteration_that_does_not_settle_warns(arm, noisy):
     with pytest.warns(DynidWarning, match="did not settle in 1 iterations.*max_iterations"):
         est = InstrumentalVariables(simulator=loop, max_iterations=1, tolerance=1e-9).fit(data)
     assert not est.result_.solver["converged"]
+
+
+def test_the_command_line_says_how_to_run_them(tmp_path, capsys):
+    from conftest import arm_files
+
+    from dynid.cli import main
+
+    robot_file, _, npz = arm_files(tmp_path)
+    for method, name in (("iv", "InstrumentalVariables"), ("didim", "DIDIM")):
+        code = main(["identify", str(robot_file), str(npz), "-o", str(tmp_path / "r.json"),
+                     "--method", method, "--quiet"])
+        err = capsys.readouterr().err
+        assert code == 2 and f"{name}(simulator=dynid.hardware.ClosedLoop(" in err
+        assert not (tmp_path / "r.json").exists()

@@ -38,7 +38,8 @@ from .cli_recordings import read_recording, recording_options, report_read, trim
 
 __all__ = ["register"]
 
-_METHODS = ("ols", "wls", "gauss-markov", "consistent", "ml")
+_METHODS = ("ols", "wls", "gauss-markov", "consistent", "ml", "iv", "didim")
+_CLOSED_LOOP = {"iv": "InstrumentalVariables", "didim": "DIDIM"}
 
 
 def _processing(args: argparse.Namespace, base=None):
@@ -90,6 +91,13 @@ def _estimator(args: argparse.Namespace, robot):
     from .estimators import OLS, WLS, GaussMarkov
     from .likelihood import MaximumLikelihood
 
+    if args.method in _CLOSED_LOOP:
+        raise DataError(
+            f"--method {args.method}: the closed-loop estimators simulate the experiment again "
+            "(its reference, the drives' gains and loops), which recordings do not hold and "
+            "the command line cannot be given yet; use them from Python: "
+            f"{_CLOSED_LOOP[args.method]}(simulator=dynid.hardware.ClosedLoop(robot, reference, "
+            "duration, gains=..., control_rate=...)).fit(IdentificationData(robot, recordings))")
     weights = _weights(args, robot)
     plain = {"ols": OLS, "wls": WLS, "gauss-markov": GaussMarkov, "ml": MaximumLikelihood}
     if args.method in plain:
