@@ -181,10 +181,10 @@ def main() -> None:
     parser.add_argument("--skip", nargs="*", default=[],
                         choices=["gains", "payload", "closedloop"])
     args = parser.parse_args()
-    print(f"# setting: Panda, current output, 3 kg box on the flange, {args.seeds} seeds, "
-          "current noise 0.01 A")
     warnings.simplefilter("ignore", DynidWarning)  # residual colour of the closed loop
     if not {"gains", "payload"} <= set(args.skip):
+        print(f"# setting: Panda, current output, 3 kg box on the flange, {args.seeds} seeds, "
+              "current noise 0.01 A")
         robot, _, box, empty, loaded = simulations(args.seeds)
         if "gains" not in args.skip:
             gains_study(robot, box, empty, loaded)

@@ -9,19 +9,20 @@ on the data's rows; the estimate minimises the output error, each output weighte
     θ̂ = argmin Σ_j ‖y_j − u_s,j(θ)‖² / σ_j²
 
 by Levenberg–Marquardt (:func:`scipy.optimize.least_squares`), each evaluation one closed-loop
-simulation. As in DIDIM the Jacobian is the base regressor at the simulated states, ``Y_s``
-(processed as the data are; the sensitivity of the simulated states to θ is left out). The
-simulated run depends on the reference and θ only, not on the noise the drives fed back, and
-the two outputs compared went through the same filter: neither the noise nor the filtering of
-the positions biases the estimate.
+simulation. The simulated run depends on the reference and θ only, not on the noise the drives
+fed back, and the two outputs compared went through the same filter: neither the noise nor the
+filtering of the positions biases the estimate.
 
-Each evaluation compresses the rows ``[Y_s, y − u_s + Y_s θ]`` chunk by chunk
-(:class:`~dynid.identify.system.JointSystem`), whose residual at θ is the output error; the
-solver sees it compressed, ``(R θ − Qᵀy, ρ)`` (``ρ²`` the part no step explains), with the
-Jacobian ``(R, 0)``: memory does not grow with the samples. The covariance is the sandwich at
-the final Jacobian, ``(Y_sᵀ V⁻¹ Y_s)⁻¹ Y_sᵀ V⁻¹ Σ V⁻¹ Y_s (Y_sᵀ V⁻¹ Y_s)⁻¹`` with
-``V = diag(σ²)`` and ``Σ`` the outputs' residual covariance
-(:meth:`~dynid.identify.system.JointSystem.covariance`).
+The solver sees the output error in a fixed basis: with ``Y₀ = Q₀ R₀`` the weighted base
+regressor at the states simulated with the start θ₀ (processed as the data are), the residual
+is ``(Q₀ᵀ r, ρ)``, ``r`` the weighted output error and ``ρ² = ‖r‖² − ‖Q₀ᵀ r‖²``; its norm is the
+output error's, and ``Q₀ᵀ r = R₀⁻ᵀ Y₀ᵀ r`` is accumulated chunk by chunk, so memory does not
+grow with the samples. The Jacobian is either DIDIM's, the regressor at the simulated states
+(``jacobian="regressor"``: ``−(R₀, 0)``, the sensitivity of the simulated states to θ left
+out, which holds while the drives track the reference closely within the data's bandwidth),
+or finite differences of the simulated output error (``"finite-differences"``: b + 1
+simulations a Jacobian, exact). The covariance is ``s² (JᵀJ)⁻¹`` at the final Jacobian's
+square part ``J``, ``s²`` the weighted output error per degree of freedom.
 """
 
 from __future__ import annotations
@@ -60,8 +61,12 @@ class DIDIM(Estimator):
     weighted
         Weight each output by ``1/σ_j``, the σ iterated from least-squares residuals (as
         :class:`~dynid.identify.WLS`); else unweighted.
+    jacobian
+        ``"regressor"`` (DIDIM's: the regressor at the simulated states) or
+        ``"finite-differences"`` (exact, b + 1 simulations each).
     max_evaluations
-        Most closed-loop simulations.
+        Most closed-loop simulations (default: 30 with the regressor Jacobian, 4 (b + 1) + 10
+        with finite differences).
     tolerance
         The search stops when a step lowers the output error by less than a move of the
         parameters by this many of their standard deviations would (relative reduction
