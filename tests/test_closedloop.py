@@ -144,13 +144,15 @@ def test_least_squares_is_biased_and_the_closed_loop_estimators_are_not(arm, noi
     sim, loop = noisy
     truth = base.matrix @ theta
     errors = {"ols": [], "iv": [], "didim": []}
+    z_iv = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DynidWarning)  # coloured residuals of closed loops
         for rec in sim.measured:
             data = IdentificationData(robot, rec, base=base, processing=PROCESSING)
             errors["ols"].append(OLS().fit(data).base_params_ - truth)
-            errors["iv"].append(InstrumentalVariables(simulator=loop).fit(data).base_params_
-                                - truth)
+            iv = InstrumentalVariables(simulator=loop).fit(data)
+            errors["iv"].append(iv.base_params_ - truth)
+            z_iv.append(errors["iv"][-1] / np.sqrt(np.diag(iv.base_cov_)))
             errors["didim"].append(DIDIM(simulator=loop, tolerance=0.1).fit(data).base_params_
                                    - truth)
     spread = np.std(errors["ols"], axis=0)
@@ -158,6 +160,8 @@ def test_least_squares_is_biased_and_the_closed_loop_estimators_are_not(arm, noi
     assert bias["ols"] > 2.0
     assert bias["iv"] < 0.5 * bias["ols"]
     assert bias["didim"] < 0.5 * bias["ols"]
+    # IV's σ (Newey–West) is not optimistic: its errors stay within them.
+    assert np.sqrt(np.mean(np.square(z_iv))) < 1.5
 
 
 def test_settings_go_to_the_result_file(arm, noisy, tmp_path):
@@ -172,6 +176,10 @@ def test_settings_go_to_the_result_file(arm, noisy, tmp_path):
     assert back.settings["simulator"]["control_rate"] == RATE
     assert back.settings["max_iterations"] == 3
     assert back.solver["iterations"] == len(back.solver["changes"])
+    from dynid.report.settings import settings_html
+
+    html = settings_html(back)
+    assert "control_rate" in html and "velocity_gains" in html and "converged" in html
 
 
 def test_bad_settings_and_data(arm, noisy):
