@@ -26,13 +26,14 @@ priors perturbed by ±10 %.
   a random Fourier reference (3 harmonics of 0.5 Hz) for 4 s, its drives at 250 Hz reading
   motor encoders of 4096 increments per turn with white noise of 10 increments (σ), which
   they feed back and record (actuator side; exact output). Per seed, OLS, IDIM-IV and DIDIM
-  (regressor Jacobian) from the same processed data (Butterworth cutoff 15 Hz, decimation by
+  (finite-difference Jacobian) from the same processed data (Butterworth cutoff 15 Hz, decimation by
   5), the estimators' simulator :class:`~dynid.hardware.ClosedLoop` with the experiment's
   gains. Bias of an estimator: per base parameter ``|mean error over seeds|`` over the spread
   (standard deviation over seeds) of the OLS error, the median over the parameters.
   ``iv_bias_over_ols_bias``, ``didim_bias_over_ols_bias``: the ratios to OLS's (target < 0.5);
   ``ols_bias_sd``: OLS's own bias in those units; ``iv_z_rms``, ``didim_z_rms``: RMS of
-  (estimate − truth)/σ (the bias included).
+  (estimate − truth)/σ (the bias included; σ from the output error's autocovariance,
+  :mod:`dynid.identify._coloured`), 1 for an honest σ.
 """
 
 from __future__ import annotations

@@ -29,6 +29,7 @@ from .decode import AssemblyStats, CycleAssembler, Sample, decode_log
 from .dictionary import cia402_dictionary, load_dictionary
 from .drive import DRIVE_PROTOCOLS, Drives, Feedback, open_drives
 from .drives import DriveLoops, Gains, tune_loops
+from .loopfile import LoopSettings, experiment_loop, load_loop_settings, save_loop_settings
 from .motion import Schedule, plan
 from .pdo import Pdo, PdoMapping, Scaling
 from .plant import Plant
@@ -57,6 +58,7 @@ __all__ = [
     "Feedback",
     "FourierReference",
     "Gains",
+    "LoopSettings",
     "NodeSettings",
     "Pdo",
     "PdoMapping",
@@ -74,10 +76,13 @@ __all__ = [
     "check_budget",
     "cia402_dictionary",
     "decode_log",
+    "experiment_loop",
     "load_dictionary",
+    "load_loop_settings",
     "max_rate",
     "open_drives",
     "plan",
+    "save_loop_settings",
     "simulate",
     "smooth_coulomb",
     "tune_loops",

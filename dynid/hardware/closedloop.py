@@ -53,6 +53,10 @@ class ClosedLoop:
     control_rate, record_every, loops
         As in :func:`~dynid.hardware.simulate`: the drives' rate (Hz), one control period
         recorded in ``record_every``, the loops.
+    recordings
+        Recordings of the experiment (repeats of it): the simulated run is given once for each.
+    source
+        What the settings came from (e.g. the files), kept in :meth:`settings`.
     quantized
         Whether the simulated drives read their encoders' steps (as in the experiment) or the
         exact positions (default): quantization is measurement noise too, and left in a
@@ -68,7 +72,8 @@ class ClosedLoop:
 
     def __init__(self, robot: Robot, reference: Reference | FourierReference, duration: float,
                  *, gains: Gains, control_rate: float = 1000.0, record_every: int = 1,
-                 loops: DriveLoops | None = None, quantized: bool = False):
+                 loops: DriveLoops | None = None, quantized: bool = False,
+                 recordings: int = 1, source: dict | None = None):
         if not isinstance(gains, Gains):
             raise DataError(f"gains: expected the drives' Gains of the experiment, found "
                             f"{type(gains).__name__}; e.g. ClosedLoop(robot, ref, 6.0, "
@@ -81,15 +86,19 @@ class ClosedLoop:
         self._loops = self.loops if quantized else replace(self.loops,
                                                            encoder_increments=2.0**40)
         self.control_rate, self.record_every = control_rate, record_every
+        if isinstance(recordings, bool) or not isinstance(recordings, int) or recordings < 1:
+            raise DataError(f"recordings: expected a whole number ≥ 1, found {recordings!r}")
+        self.recordings, self.source = recordings, dict(source or {})
 
     def __call__(self, params: np.ndarray) -> tuple[Recording, ...]:
         """The noise-free recording of the experiment with standard parameters ``params``
-        (p,): true basis positions and applied output, one recording."""
+        (p,): true basis positions and applied output, one recording (repeated for each
+        recording of the experiment)."""
         theta = _validate.vector(params, "params", len(self.robot.parameters))
         run = simulate(self.robot, theta, self.reference, self.duration,
                        control_rate=self.control_rate, record_every=self.record_every,
                        loops=self._loops, noise=SensorNoise(), gains=self.gains).truth[0]
-        return (run,)
+        return (run,) * self.recordings
 
     def settings(self) -> dict:
         """What the simulator holds, for a result file: the controller's settings."""
@@ -100,7 +109,8 @@ class ClosedLoop:
                 "integral_corners": np.asarray(g.integral).tolist(),
                 "position_gains": np.asarray(g.position).tolist(),
                 "current_bandwidth": float(self.loops.current_bandwidth),
-                "feedforward": bool(self.loops.feedforward), "quantized": self.quantized}
+                "feedforward": bool(self.loops.feedforward), "quantized": self.quantized,
+                **self.source}
 
     def __repr__(self) -> str:
         return (f"ClosedLoop(robot={self.robot.name!r}, duration={self.duration}, "

@@ -17,12 +17,18 @@ The solver sees the output error in a fixed basis: with ``Y₀ = Q₀ R₀`` the
 regressor at the states simulated with the start θ₀ (processed as the data are), the residual
 is ``(Q₀ᵀ r, ρ)``, ``r`` the weighted output error and ``ρ² = ‖r‖² − ‖Q₀ᵀ r‖²``; its norm is the
 output error's, and ``Q₀ᵀ r = R₀⁻ᵀ Y₀ᵀ r`` is accumulated chunk by chunk, so memory does not
-grow with the samples. The Jacobian is either DIDIM's, the regressor at the simulated states
-(``jacobian="regressor"``: ``−(R₀, 0)``, the sensitivity of the simulated states to θ left
-out, which holds while the drives track the reference closely within the data's bandwidth),
-or finite differences of the simulated output error (``"finite-differences"``: b + 1
-simulations a Jacobian, exact). The covariance is ``s² (JᵀJ)⁻¹`` at the final Jacobian's
-square part ``J``, ``s²`` the weighted output error per degree of freedom.
+grow with the samples. The search's Jacobian is by finite differences of the simulated output
+error (``jacobian="finite-differences"``, b + 1 simulations a Jacobian), or DIDIM's, the
+regressor at the simulated states (``"regressor"``: ``−(R₀, 0)``, the sensitivity of the
+simulated states to θ left out, off by a factor of 0.2 to 3 along some parameters for drives
+of moderate bandwidth; its fixed point ``Q₀ᵀ r = 0`` is not the output error's minimum and
+keeps a part of the bias). After the search, the Jacobian ``J`` at the estimate is taken by
+finite differences (b simulations, steps of a tenth of each parameter's σ).
+
+The covariance is that of ``−J⁻¹ Q₀ᵀ e`` (``J`` the square part; the sensitivity's part outside
+the basis is reported as ``solver["jacobian_outside_basis"]``): ``Q₀ᵀ e = R₀⁻ᵀ Y₀ᵀ e`` with
+``Y₀ᵀ e``'s covariance from the output error's autocovariance (:mod:`dynid.identify.
+_coloured`), since the output error of a closed loop is far from white.
 """
 
 from __future__ import annotations
@@ -34,6 +40,7 @@ import scipy.linalg
 import scipy.optimize
 
 from ..errors import DataError, DynidWarning, SolverError
+from ._coloured import SEGMENT, autocovariance, check_segment, sandwich
 from .closedloop import (
     check_data,
     check_simulator,
@@ -62,15 +69,18 @@ class DIDIM(Estimator):
         Weight each output by ``1/σ_j``, the σ iterated from least-squares residuals (as
         :class:`~dynid.identify.WLS`); else unweighted.
     jacobian
-        ``"regressor"`` (DIDIM's: the regressor at the simulated states) or
-        ``"finite-differences"`` (exact, b + 1 simulations each).
+        The search's Jacobian: ``"finite-differences"`` (b + 1 simulations each; the output
+        error's minimum) or ``"regressor"`` (DIDIM's: the regressor at the simulated states,
+        fewer simulations, a fixed point ``Q₀ᵀ r = 0`` that is not quite the minimum).
     max_evaluations
-        Most closed-loop simulations (default: 30 with the regressor Jacobian, 4 (b + 1) + 10
-        with finite differences).
+        Most closed-loop simulations of the search (default: 4 (b + 1) + 10 with finite
+        differences, 30 with the regressor Jacobian); b + 1 more follow it (the covariance).
     tolerance
         The search stops when a step lowers the output error by less than a move of the
         parameters by this many of their standard deviations would (relative reduction
         ``tolerance² / rows``, the ``ftol`` of :func:`scipy.optimize.least_squares`).
+    segment
+        Lags (decimated samples) of the output error's autocovariance in the covariance.
 
     Examples
     --------
@@ -82,10 +92,10 @@ class DIDIM(Estimator):
     method = "didim"
 
     def __init__(self, *, simulator, start="wls", weighted: bool = True,
-                 jacobian: str = "regressor", max_evaluations: int | None = None,
-                 tolerance: float = 0.01):
+                 jacobian: str = "finite-differences", max_evaluations: int | None = None,
+                 tolerance: float = 0.01, segment: int = SEGMENT):
         if jacobian not in ("regressor", "finite-differences"):
-            raise DataError(f"DIDIM: jacobian: expected 'regressor' or 'finite-differences', "
+            raise DataError(f"DIDIM: jacobian: expected 'finite-differences' or 'regressor', "
                             f"found {jacobian!r}; e.g. DIDIM(simulator=loop, "
                             "jacobian='finite-differences')")
         self.jacobian = jacobian
@@ -100,13 +110,14 @@ class DIDIM(Estimator):
                             f"(0, 1), found {tolerance!r}; e.g. tolerance=0.01")
         self.simulator, self.start, self.weighted = simulator, start, weighted
         self.max_evaluations, self.tolerance = max_evaluations, tolerance
+        self.segment = check_segment(segment, "DIDIM")
 
     def get_params(self) -> dict:
         start = self.start if isinstance(self.start, str) else self.start.method
         return {"simulator": simulator_settings(self.simulator), "start": start,
                 "weighted": self.weighted, "jacobian": self.jacobian,
                 "max_evaluations": self.max_evaluations,
-                "tolerance": self.tolerance}
+                "tolerance": self.tolerance, "segment": self.segment}
 
     def _estimate(self, data):
         data = check_data(data, "DIDIM")
@@ -134,25 +145,42 @@ class DIDIM(Estimator):
             at = [f.with_signals(output=s.output) for f, s in zip(first, states, strict=True)]
             proj, total = np.zeros(b), 0.0
             gram, rows = np.zeros((n, n)), np.zeros((n, n))
-            for Y0, r, keep in data.rows(states=at, output_error=True):
-                r = np.where(keep, r, 0.0)
-                rw = r * w
-                proj += np.einsum("mjp,mj->p", Y0 * w[:, None], rw)
-                total += float(np.sum(rw**2))
-                gram += r.T @ r
-                rows += keep.T.astype(float) @ keep.astype(float)
+            residuals = []
+            for rec, a in zip(data.processed, at, strict=True):
+                parts = []
+                for Y0, r, keep in data.rows([rec], states=[a], output_error=True):
+                    r = np.where(keep, r, 0.0)
+                    rw = r * w
+                    parts.append(rw)
+                    proj += np.einsum("mjp,mj->p", Y0 * w[:, None], rw)
+                    total += float(np.sum(rw**2))
+                    gram += r.T @ r
+                    rows += keep.T.astype(float) @ keep.astype(float)
+                residuals.append(np.concatenate(parts))
             p = scipy.linalg.solve_triangular(R0, proj, trans="T")
-            last.update(theta=theta, gram=gram, rows=rows, total=total)
+            last.update(theta=np.array(theta), gram=gram, rows=rows, total=total,
+                        residuals=residuals)
             if total < best.get("total", np.inf):
                 best.update(theta=np.array(theta), total=total)
-            return np.append(p, np.sqrt(max(total - float(p @ p), 0.0)))
+            last["vector"] = np.append(p, np.sqrt(max(total - float(p @ p), 0.0)))
+            return last["vector"]
 
         # A move of the parameters by ``tolerance`` of their σ lowers the cost by about
         # tolerance² of its value over the rows (the cost is the noise's, about 1 a row).
         rows_total = int(data.system().rows.sum())
         most = self.max_evaluations or (30 if self.jacobian == "regressor" else 4 * (b + 1) + 10)
-        jac = "2-point" if self.jacobian == "finite-differences" else \
-            (lambda theta: -np.vstack([R0, np.zeros((1, b))]))
+        # Finite-difference steps of the final Jacobian: a tenth of each parameter's σ at unit
+        # weighted noise (far above the simulation's rounding, far below its nonlinearity).
+        steps = 0.1 * np.sqrt(np.diag(scipy.linalg.cho_solve((R0, False), np.eye(b))))
+
+        def sensitivity(theta, r):
+            """The output error's Jacobian in the fixed basis, (b + 1, b), by forward
+            differences from ``r`` at ``theta`` (b simulations)."""
+            return np.column_stack([(error(theta + h * e) - r) / h
+                                    for h, e in zip(steps, np.eye(b), strict=True)])
+
+        fixed = -np.vstack([R0, np.zeros((1, b))])
+        jac = "2-point" if self.jacobian == "finite-differences" else (lambda theta: fixed)
         try:
             fit = scipy.optimize.least_squares(error, theta0, jac=jac, method="lm",
                                                x_scale="jac", ftol=max(self.tolerance**2 /
@@ -168,28 +196,48 @@ class DIDIM(Estimator):
             raise SolverError(f"DIDIM: Levenberg–Marquardt failed ({fit.message}); start from "
                               "another estimate, e.g. DIDIM(simulator=loop, start="
                               "PhysicallyConsistent())")
+        # The Jacobian at the estimate by finite differences, for the covariance.
+        most = evaluations + b + 1
         theta = fit.x
         if last.get("theta") is None or not np.array_equal(last["theta"], theta):
-            most += 1  # the final estimate's residual, beyond the search's budget
             error(theta)
-        J = -R0 if fit.jac is None or self.jacobian == "regressor" else fit.jac[:b]
+        final = dict(last)
+        J = sensitivity(theta, final["vector"])
+        last.clear()
+        last.update(final)
         rows = last["rows"]
         dof = int(np.trace(rows)) - b
         if dof <= 0:
             raise DataError(f"DIDIM: {int(np.trace(rows))} rows for {b} base parameters; "
                             "record more samples")
-        Jinv = np.linalg.inv(J)
-        cov = last["total"] / dof * (Jinv @ Jinv.T)
+        cov = _covariance(data, first, w, R0, J[:b], last["residuals"], self.segment)
+        outside = np.linalg.norm(J[b]) / max(np.linalg.norm(J[:b]), 1e-300)
         with np.errstate(invalid="ignore", divide="ignore"):
             noise = np.where(rows > 0, last["gram"] / np.maximum(rows, 1) * (1 - b / np.trace(
                 rows)), 0.0)
         solver = {"start": start, "jacobian": self.jacobian, "evaluations": evaluations,
                   "status": int(fit.status), "message": fit.message,
-                  "converged": bool(fit.status > 0), "cost": float(2 * fit.cost),
-                  "sigma": sigma.tolist()}
+                  "converged": bool(fit.status > 0), "cost": float(last["total"]),
+                  "sigma": sigma.tolist(), "jacobian_outside_basis": float(outside)}
         return {"base_params": theta, "base_cov": (cov + cov.T) / 2,
-                "noise_covariance": noise, "solver": solver,
+                "noise_covariance": noise, "solver": solver, "colour_in_covariance": True,
                 "covariance_method": "output-error"}
+
+
+def _covariance(data, first, w: np.ndarray, R0: np.ndarray, J: np.ndarray,
+                residuals: list[np.ndarray], segment: int) -> np.ndarray:
+    """The estimate's covariance under the output error's autocovariance: with the output's
+    sensitivity in the fixed basis ``Q₀ J`` (J (b, b) by finite differences), the error is
+    ``−J⁻¹ Q₀ᵀ e = −J⁻¹ R₀⁻ᵀ Y₀ᵀ e``, whose covariance takes ``Y₀ᵀ e``'s from
+    :func:`~dynid.identify._coloured.sandwich`."""
+    b = R0.shape[0]
+    gamma = autocovariance(residuals, fitted=b, segment=segment)
+    B = sum(sandwich((Y0 * (w * keep)[..., None] for Y0, _, keep in
+                      data.rows([rec], states=[at])), gamma)
+            for rec, at in zip(data.processed, first, strict=True))
+    M = np.linalg.solve(J, scipy.linalg.solve_triangular(R0, np.eye(b), trans="T"))
+    cov = M @ B @ M.T
+    return (cov + cov.T) / 2
 
 
 class _Exhausted(Exception):

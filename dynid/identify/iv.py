@@ -16,13 +16,14 @@ accumulated chunk by chunk: memory is ``(n + 1) b²`` numbers whatever the numbe
 The covariance is the sandwich of the estimating equation ``Σ_t g_t = 0``,
 ``g_t = Σ_j z_tj e_tj`` (sample t's instruments times its output errors, weighted rows)::
 
-    P = (ZᵀW)⁻¹ S (ZᵀW)⁻ᵀ,     S = Σ_{|l| ≤ L} (1 − |l| / (L + 1)) Σ_t g_t g_{t+l}ᵀ
+    P = (ZᵀW)⁻¹ B (ZᵀW)⁻ᵀ,     B = Σ_t Σ_s Z_tᵀ Γ(t − s) Z_s
 
-with Bartlett weights over ``L = ⌈4 (T / 100)^(2/9)⌉`` lags (Newey–West; T the samples of a
-recording), computed in one more pass at the final estimate. The output error of closed-loop
-data is coloured (the positions' noise, differentiated, and the drives' response to it) and
-correlated across outputs; ``S`` holds both, where the white-noise form
-``Σ_j s_j² Z_jᵀ Z_j`` would not.
+with ``Γ`` the output error's autocovariance (n, n) at the final estimate, across outputs too,
+by Welch's method over ``segment`` lags (:mod:`dynid.identify._coloured`), computed in one more
+pass. The output error of closed-loop data is coloured (the positions' noise, differentiated,
+and the drives' response to it) and its power at the instruments' low frequencies is far
+below its average: the white-noise form ``Σ_j s_j² Z_jᵀ Z_j`` and Newey–West's lag window over
+``g`` would both overstate σ several times.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ import warnings
 import numpy as np
 
 from ..errors import DataError, DynidWarning, SolverError
+from ._coloured import SEGMENT, autocovariance, check_segment, sandwich
 from .closedloop import (
     check_data,
     check_simulator,
@@ -63,6 +65,8 @@ class InstrumentalVariables(Estimator):
     tolerance
         The iteration stops when every base parameter moves by less than this many of its
         standard deviations.
+    segment
+        Lags (decimated samples) of the output error's autocovariance in the covariance.
 
     Examples
     --------
@@ -75,7 +79,7 @@ class InstrumentalVariables(Estimator):
     method = "iv"
 
     def __init__(self, *, simulator, start="wls", weighted: bool = True,
-                 max_iterations: int = 20, tolerance: float = 0.01):
+                 max_iterations: int = 20, tolerance: float = 0.01, segment: int = SEGMENT):
         check_simulator(simulator, "InstrumentalVariables")
         if isinstance(max_iterations, bool) or not isinstance(max_iterations, int) or \
                 max_iterations < 1:
@@ -86,12 +90,13 @@ class InstrumentalVariables(Estimator):
                             f"deviations > 0, found {tolerance!r}; e.g. tolerance=0.01")
         self.simulator, self.start, self.weighted = simulator, start, weighted
         self.max_iterations, self.tolerance = max_iterations, tolerance
+        self.segment = check_segment(segment, "InstrumentalVariables")
 
     def get_params(self) -> dict:
         start = self.start if isinstance(self.start, str) else self.start.method
         return {"simulator": simulator_settings(self.simulator), "start": start,
                 "weighted": self.weighted, "max_iterations": self.max_iterations,
-                "tolerance": self.tolerance}
+                "tolerance": self.tolerance, "segment": self.segment}
 
     def _estimate(self, data):
         data = check_data(data, "InstrumentalVariables")
@@ -106,7 +111,7 @@ class InstrumentalVariables(Estimator):
             theta = new
             if changes[-1] < self.tolerance:
                 break
-        cov = _hac_covariance(data, states, sigma, theta)
+        cov = _coloured_covariance(data, states, sigma, theta, self.segment)
         converged = changes[-1] < self.tolerance
         if not converged:
             warnings.warn(f"InstrumentalVariables: the estimate did not settle in "
@@ -117,7 +122,7 @@ class InstrumentalVariables(Estimator):
         solver = {"start": start, "iterations": len(changes), "converged": converged,
                   "changes": changes, "sigma": sigma.tolist()}
         return {"base_params": theta, "base_cov": cov, "noise_covariance": noise,
-                "solver": solver, "covariance_method": "instrumental"}
+                "solver": solver, "colour_in_covariance": True, "covariance_method": "instrumental"}
 
 
 def _iv_step(data, states, sigma: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -159,31 +164,25 @@ def _iv_step(data, states, sigma: np.ndarray) -> tuple[np.ndarray, np.ndarray, n
     return theta, (cov + cov.T) / 2, np.diag(s2 * sigma**2)
 
 
-def _hac_covariance(data, states, sigma: np.ndarray, theta: np.ndarray) -> np.ndarray:
-    """The Newey–West covariance of the IV estimate ``theta`` with instruments at ``states``
-    (see the module docstring)."""
+def _coloured_covariance(data, states, sigma: np.ndarray, theta: np.ndarray,
+                        segment: int = SEGMENT) -> np.ndarray:
+    """The covariance of the IV estimate ``theta`` with instruments at ``states`` under the
+    output error's autocovariance (see the module docstring)."""
     b = data.base.rank
     w = 1.0 / sigma
-    ZW, S = np.zeros((b, b)), np.zeros((b, b))
-    D = int(data.processing.decimate)
+    ZW, residuals = np.zeros((b, b)), []
     for rec, at in zip(data.processed, states, strict=True):
-        lags = int(np.ceil(4 * (rec.n_samples / D / 100) ** (2 / 9)))
-        tail = np.zeros((0, b))  # the last `lags` g of the previous chunk
+        parts = []
         for (W, y, keep), (Z, _, _) in zip(data.rows([rec]), data.rows([rec], states=[at]),
                                            strict=True):
-            mask = keep.astype(float)
-            Zw = Z * (w * mask)[..., None]
+            Zw = Z * (w * keep)[..., None]
             ZW += np.einsum("mjp,mjq->pq", Zw, W * w[:, None])
-            g = np.einsum("mjp,mj->mp", Zw, (y - W @ theta) * w)
-            both, off = np.vstack([tail, g]), len(tail)
-            S += g.T @ g
-            for lag in range(1, lags + 1):
-                k0 = max(off - lag, 0)
-                if k0 + lag >= len(both):
-                    break
-                G = both[k0:len(both) - lag].T @ both[k0 + lag:]
-                S += (1 - lag / (lags + 1)) * (G + G.T)
-            tail = both[-lags:]
+            parts.append((y - W @ theta) * w * keep)
+        residuals.append(np.concatenate(parts))
+    gamma = autocovariance(residuals, fitted=b, segment=segment)
+    S = sum(sandwich((Z * (w * keep)[..., None] for Z, _, keep in
+                      data.rows([rec], states=[at])), gamma)
+            for rec, at in zip(data.processed, states, strict=True))
     Ainv = np.linalg.inv(ZW)
     cov = Ainv @ S @ Ainv.T
     return (cov + cov.T) / 2
