@@ -149,6 +149,13 @@ def test_iv_matches_its_formula_computed_densely(arm, noisy):
     Ainv = np.linalg.inv(A)
     np.testing.assert_allclose(est.base_cov_, Ainv @ S @ Ainv.T, rtol=1e-6,
                                atol=1e-12 * np.abs(est.base_cov_).max())
+    # In chunks of 7 decimated rows, far fewer than the lags, the result is the same.
+    chunked = IdentificationData(robot, sim.measured[0], base=base, processing=PROCESSING,
+                                 chunk_size=35)
+    again = InstrumentalVariables(simulator=lambda params: twin, weighted=False,
+                                  start="ols").fit(chunked)
+    np.testing.assert_allclose(again.base_cov_, est.base_cov_, rtol=1e-8,
+                               atol=1e-12 * np.abs(est.base_cov_).max())
 
 
 def test_least_squares_is_biased_and_the_closed_loop_estimators_are_not(arm, noisy):
@@ -207,6 +214,12 @@ def test_bad_settings_and_data(arm, noisy):
         InstrumentalVariables(simulator=loop, max_iterations=0)
     with pytest.raises(DataError, match="jacobian"):
         DIDIM(simulator=loop, jacobian="exact")
+    for bad in (1, 2.5, True):
+        with pytest.raises(DataError, match=r"segment: expected a whole number .* ≥ 2.*"
+                                            r"segment=256\)"):
+            DIDIM(simulator=loop, segment=bad)
+    with pytest.raises(DataError, match="recordings: expected a whole number"):
+        ClosedLoop(robot, arm[2], DURATION, gains=sim.gains, recordings=0)
     with pytest.raises(DataError, match="gains"):
         ClosedLoop(robot, arm[2], DURATION, gains=None)
     data = IdentificationData(robot, sim.measured[0], base=base, processing=PROCESSING)
