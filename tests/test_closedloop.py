@@ -97,7 +97,7 @@ def test_noise_free_data_make_the_truth_a_fixed_point(arm):
     sim, loop = experiment(arm, 1, counts=0.0, increments=2.0**40)
     data = IdentificationData(robot, sim.measured, base=base, processing=PROCESSING)
     truth = base.matrix @ theta
-    at_truth = DIDIM(simulator=loop, start=Given(truth)).fit(data)
+    at_truth = DIDIM(simulator=loop, start=Given(truth), jacobian="regressor").fit(data)
     assert np.linalg.norm(at_truth.base_params_ - truth) < 1e-8 * np.linalg.norm(truth)
     ols = OLS().fit(data).base_params_
     with pytest.warns(DynidWarning, match="did not settle"):  # one step, from the truth
@@ -159,9 +159,10 @@ def test_iv_matches_its_formula_computed_densely(arm, noisy):
 
 
 def test_least_squares_is_biased_and_the_closed_loop_estimators_are_not(arm, noisy):
-    """Over four seeds of 10-count encoder noise fed back by the drives: least squares is off
-    by several of its standard deviations (the noise of the positions correlates with the
-    command); IV and DIDIM's mean errors are a fraction of it."""
+    """Over four seeds of 10-count encoder noise fed back by the drives (two for DIDIM): least
+    squares is off by several of its standard deviations (the noise of the positions
+    correlates with the command); IV and DIDIM's mean errors are a fraction of it, and their
+    errors are about as large as their σ say."""
     robot, theta, _, base = arm
     sim, loop = noisy
     truth = base.matrix @ theta
@@ -174,6 +175,8 @@ def test_least_squares_is_biased_and_the_closed_loop_estimators_are_not(arm, noi
             errors["ols"].append(OLS().fit(data).base_params_ - truth)
             for name, est in (("iv", InstrumentalVariables(simulator=loop)),
                               ("didim", DIDIM(simulator=loop, tolerance=0.1))):
+                if name == "didim" and len(errors["didim"]) == 2:
+                    continue  # two seeds of DIDIM (its search takes about 50 simulations)
                 est.fit(data)
                 errors[name].append(est.base_params_ - truth)
                 z[name].append(errors[name][-1] / np.sqrt(np.diag(est.base_cov_)))
@@ -182,9 +185,10 @@ def test_least_squares_is_biased_and_the_closed_loop_estimators_are_not(arm, noi
     assert bias["ols"] > 2.0
     assert bias["iv"] < 0.5 * bias["ols"]
     assert bias["didim"] < 0.5 * bias["ols"]
-    # Their σ keep their promise: the errors over the seeds are about as large (32 z each).
+    # Their σ keep their promise: the errors over the seeds are about as large (32 z of IV,
+    # 16 of DIDIM; over 20 seeds the benchmark finds RMS 0.76 and 1.14).
     for name, values in z.items():
-        assert 0.5 < np.sqrt(np.mean(np.square(values))) < 1.6, name
+        assert 0.45 < np.sqrt(np.mean(np.square(values))) < 1.8, name
 
 
 def test_settings_go_to_the_result_file(arm, noisy, tmp_path):
