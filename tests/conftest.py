@@ -45,6 +45,18 @@ def arm_files(folder: Path, *, seed: int = 1, noise=1e-3, name: str = "run", csv
     return robot_file, robot, npz
 
 
+def closed_loop_files(folder: Path, robot, *, seed: int = 1) -> tuple[Path, Path]:
+    """The excitation of :func:`arm_files` (``seed``) as a trajectory file and the settings of
+    drives tuned along it at 100 Hz (its recording's rate) as a closed-loop settings file."""
+    from dynid.hardware import save_loop_settings, simulate
+    from dynid.trajectories import save_trajectory
+
+    ref = FourierReference.random(robot, harmonics=3, frequency=0.5, ramp=0.0, seed=seed)
+    gains = simulate(robot, robot.prior, ref, 4.0, control_rate=100).gains
+    return (save_trajectory(folder / "excitation.json", ref, robot=robot.name),
+            save_loop_settings(folder / "loop.yaml", robot, gains, control_rate=100))
+
+
 def dataset(name: str) -> Path:
     """Path of a shared real-robot dataset, or skip the test when it is absent."""
     path = DATASETS / name

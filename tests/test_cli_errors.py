@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import QUICK, arm_files
+from conftest import QUICK, arm_files, closed_loop_files
 
 from dynid.cli import main
 from dynid.identify import load_result
@@ -18,13 +18,20 @@ from dynid.identify import load_result
 def files(tmp_path_factory):
     """A two-joint robot file, a recording of it (NPZ and CSV) and a result file."""
     folder = tmp_path_factory.mktemp("cli")
-    robot_file, _, npz = arm_files(folder, csv=True)
+    robot_file, robot, npz = arm_files(folder, csv=True)
     csv = folder / "run.csv"
     result = folder / "result.json"
     assert main(["identify", str(robot_file), str(npz), "-o", str(result), "--method",
                  "ols"]) == 0
+    excitation, loop = closed_loop_files(folder, robot)
+    text = loop.read_text()
+    (folder / "panda-loop.yaml").write_text(text.replace("robot: arm2", "robot: panda"))
+    (folder / "three-drives.yaml").write_text(
+        text + "  motor3: {position: 30.0, velocity: 0.5, integral: 30.0}\n")
+    (folder / "fast-loop.yaml").write_text(text.replace("control_rate: 100.0",
+                                                        "control_rate: 250.0"))
     return {"robot": str(robot_file), "npz": str(npz), "csv": str(csv), "result": str(result),
-            "folder": folder}
+            "folder": folder, "excitation": str(excitation), "loop": str(loop)}
 
 
 @pytest.fixture(autouse=True)
@@ -260,6 +267,28 @@ def test_numeric_options_are_refused_as_they_are_parsed(files, capsys, nothing_c
      r"--validation: the recordings that choose the essential parameters; give --essential"),
     (["gains", "{robot}", "{npz}", "{npz}", "--link", "link2", "--payload-mass", "1"],
      r".*run.npz: the same file as the run without the payload"),
+    (["identify", "{robot}", "{npz}", "--method", "iv"],
+     r"--method iv: .* e.g. --excitation excitation.json --loop loop.yaml"),
+    (["identify", "{robot}", "{npz}", "--method", "didim", "--excitation", "{excitation}"],
+     r"--method didim: .*--loop loop.yaml \(see --help for the loop file\)"),
+    (["identify", "{robot}", "{npz}", "--method", "ols", "--loop", "{loop}"],
+     r"--loop: applies to --method iv or didim, not ols"),
+    (["identify", "{robot}", "{npz}", "--method", "iv", "--excitation", "{excitation}",
+      "--loop", "{folder}/none.yaml"], r"--loop '.*none.yaml': no such file"),
+    (["identify", "{robot}", "{npz}", "--method", "iv", "--excitation", "{loop}",
+      "--loop", "{loop}"], r"trajectory file '.*loop.yaml' is not valid JSON"),
+    (["identify", "{robot}", "{npz}", "--method", "iv", "--excitation", "{excitation}",
+      "--loop", "{folder}/panda-loop.yaml"],
+     r"closed-loop settings '.*panda-loop.yaml': the gains are for robot 'panda', not 'arm2'"),
+    (["identify", "{robot}", "{npz}", "--method", "iv", "--excitation", "{excitation}",
+      "--loop", "{folder}/three-drives.yaml"],
+     r"closed-loop settings .*: drives: 3 given for the robot's 2 actuators "
+     r"\['motor1', 'motor2'\]; missing \[\], unknown \['motor3'\]"),
+    (["identify", "{robot}", "{npz}", "--method", "didim", "--excitation", "{excitation}",
+      "--loop", "{folder}/fast-loop.yaml"],
+     r"recording 1: 100 Hz, where the drives of .* record at 250 Hz"),
+    (["identify", "{robot}", "{npz}", "--method", "iv", "--excitation", "{excitation}",
+      "--loop", "{loop}", "--trim", "10"], r"--trim: the closed-loop estimators"),
 ])
 def test_values_checked_by_the_commands(files, capsys, nothing_computed, argv, message):
     import re

@@ -16,7 +16,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from conftest import DATA, QUICK, arm_files
+from conftest import DATA, QUICK, arm_files, closed_loop_files
 from fuzzing import FUZZ_SETTINGS, bounded
 from hypothesis import event, given
 from hypothesis import strategies as st
@@ -39,7 +39,8 @@ CSV = ["--columns", "time=t", "--columns", "positions=shoulder,elbow", "--column
 def workspace(tmp_path_factory):
     """Input files of every kind, and the valid argument lists of each command."""
     folder = tmp_path_factory.mktemp("cli-fuzz")
-    robot_file, _, npz = arm_files(folder, csv=True)
+    robot_file, robot, npz = arm_files(folder, csv=True)
+    excitation, loop = closed_loop_files(folder, robot)
     (folder / "binary.bin").write_bytes(bytes(range(256)) * 16)
     (folder / "text.txt").write_text("not: [a, robot\n")
     (folder / "folder").mkdir()
@@ -48,7 +49,7 @@ def workspace(tmp_path_factory):
     paths = {"robot": str(robot_file), "npz": str(npz), "csv": str(folder / "run.csv"),
              "result": str(folder / "result.json"), "traj": str(folder / "traj.json"),
              "out": str(out), "other": str(arm_files(folder, seed=2, name="other")[2]),
-             **_method_runs(folder)}
+             "excitation": str(excitation), "loop": str(loop), **_method_runs(folder)}
     with contextlib.redirect_stdout(io.StringIO()):
         assert main(["identify", paths["robot"], paths["npz"], "-o", paths["result"],
                      "--method", "ols"]) == 0
@@ -72,6 +73,8 @@ def workspace(tmp_path_factory):
                          "wls", *CSV],
         "identify-consistent": ["identify", "{robot}", "{npz}", "-o", "{out}/r.json",
                                 "--mass-bounds", "0.5", "--epsilon", "1e-6"],
+        "identify-iv": ["identify", "{robot}", "{npz}", "-o", "{out}/r.json", "--method", "iv",
+                        "--excitation", "{excitation}", "--loop", "{loop}", "--decimate", "2"],
         "validate": ["validate", "{result}", "{npz}"],
         "validate-csv": ["validate", "{result}", "{csv}", "--robot", "{robot}", *CSV],
         "report": ["report", "{result}", "{npz}", "--validation", "{csv}", "--robot", "{robot}",
@@ -88,7 +91,8 @@ def workspace(tmp_path_factory):
     }
     commands = {k: [a.format(**paths) for a in v] for k, v in commands.items()}
     values = [*VALUES, paths["robot"], paths["npz"], paths["csv"], paths["result"],
-              paths["traj"], str(folder / "binary.bin"), str(folder / "text.txt"),
+              paths["traj"], paths["excitation"], paths["loop"], str(folder / "binary.bin"),
+              str(folder / "text.txt"),
               str(folder / "folder"), str(folder / "missing.npz"), f"{out}/new.json",
               f"{out}/plot.png", f"{folder}/missing/x.json", "panda", paths["gains"],
               paths["current_loaded"], paths["panda_result"], "link2", "flange", "prior"]
@@ -129,7 +133,8 @@ def _method_runs(folder) -> dict[str, str]:
 
 VALUES = ["0", "-1", "1", "2", "3", "7", "0.5", "1e-320", "-0", "nan", "inf", "-inf", "1e999",
           "9" * 30, "1" + "0" * 5000, "", " ", "abc", "1,2", "1,nan", "auto", "none", "tab",
-          "ols", "wls", "ml", "gauss-markov", "consistent", "SCS", "entropic", "euclidean",
+          "ols", "wls", "ml", "gauss-markov", "consistent", "iv", "didim", "SCS", "entropic",
+          "euclidean",
           "actuator", "basis", "current", "motor_torque", "d-optimal", "=", "x=", "=1",
           "time=t", "time=t,t", "positions=shoulder,elbow", "positions=elbow,shoulder",
           "positions=shoulder", "positions=elbow,elbow", "output=tau_shoulder,tau_elbow",

@@ -30,10 +30,12 @@ Statistical studies measure a robot that follows its reference exactly (no drive
 
 from .budget import MAX_LOAD, BusLoad, BusTiming, Cycle, bus_load, check_budget, max_rate
 from .capture import CaptureResult, capture
+from .closedloop import ClosedLoop
 from .decode import AssemblyStats, CycleAssembler, Sample, decode_log
 from .dictionary import cia402_dictionary, load_dictionary
 from .drive import DRIVE_PROTOCOLS, Drives, Feedback, open_drives
 from .drives import DriveLoops, Gains, tune_loops
+from .loopfile import LoopSettings, experiment_loop, load_loop_settings, save_loop_settings
 from .measure import measure
 from .motion import Schedule, plan
 from .pdo import Pdo, PdoMapping, Scaling
@@ -53,6 +55,7 @@ __all__ = [
     "BusSettings",
     "BusTiming",
     "CaptureResult",
+    "ClosedLoop",
     "Cycle",
     "CycleAssembler",
     "DriveLoops",
@@ -62,6 +65,7 @@ __all__ = [
     "Feedback",
     "FourierReference",
     "Gains",
+    "LoopSettings",
     "NodeSettings",
     "Pdo",
     "PdoMapping",
@@ -79,11 +83,14 @@ __all__ = [
     "check_budget",
     "cia402_dictionary",
     "decode_log",
+    "experiment_loop",
     "load_dictionary",
+    "load_loop_settings",
     "max_rate",
     "measure",
     "open_drives",
     "plan",
+    "save_loop_settings",
     "simulate",
     "smooth_coulomb",
     "tune_loops",

@@ -86,7 +86,8 @@ def smooth_coulomb(robot: Robot, *, joint: float, motor: float | None = None) ->
 def simulate(robot: Robot, theta: np.ndarray, reference: Reference | FourierReference,
              duration: float, *, control_rate: float = 1000.0, record_every: int = 1,
              loops: DriveLoops | None = None, noise: SensorNoise | None = None,
-             space: str = "basis", runs: int = 1, seed: int = 0) -> Simulation:
+             space: str = "basis", runs: int = 1, seed: int = 0,
+             gains: Gains | None = None) -> Simulation:
     """Simulate the robot tracking ``reference`` in closed loop.
 
     Parameters
@@ -111,6 +112,10 @@ def simulate(robot: Robot, theta: np.ndarray, reference: Reference | FourierRefe
         Independent experiments simulated together (different noise, same reference).
     seed
         Seed of the noise.
+    gains
+        The drives' gains (e.g. ``Simulation.gains`` of an earlier run, to simulate the same
+        controller with other parameters); default: tuned by the rule of ``loops`` along the
+        reference, for ``theta``.
     """
     loops = loops or DriveLoops()
     noise = noise or SensorNoise()
@@ -129,7 +134,8 @@ def simulate(robot: Robot, theta: np.ndarray, reference: Reference | FourierRefe
     # prior model says it needs (the controller's feed-forward), evaluated at once.
     motion = reference(np.arange(n_steps) * dt)
     ref_q_m, ref_v_m = trans.actuator_state(*motion)[:2]
-    gains = tune_loops(dyn, motion, loops, control_rate, encoder_steps(robot, loops))
+    if gains is None:
+        gains = tune_loops(dyn, motion, loops, control_rate, encoder_steps(robot, loops))
     feedforward = (dyn.regressor.predict(*motion, robot.prior) if loops.feedforward
                    else np.zeros((n_steps, n)))
     q0, v0, _ = reference(np.array([0.0]))

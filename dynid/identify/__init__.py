@@ -28,6 +28,11 @@ Reading logs::
     rec = read_npz("run.npz", keys={"time": "times"}, timestamps="resample")
     print(rec.history)                                     # what was done as it was read
 
+Data recorded in closed loop (noisy encoders fed back): estimators with the experiment's
+closed loop simulated (e.g. ``dynid.hardware.ClosedLoop``)::
+
+    est = InstrumentalVariables(simulator=loop).fit(data)     # or DIDIM(simulator=loop)
+
 Delays between the channels (a drive's current loop, a bus)::
 
     data = IdentificationData(robot, [rec1, rec2], processing=Processing(delay="estimate"))
@@ -36,11 +41,13 @@ Delays between the channels (a drive's current loop, a bus)::
 
 from .bodyfiles import load_drive_gains, load_payload
 from .choice import Candidate, choose_processing
+from .closedloop import ClosedLoopSimulator
 from .columns import ColumnMap, load_column_map
 from .consistent import PhysicallyConsistent
 from .data import CompressedData, IdentificationData
 from .delays import Delays, compensate, estimate_delays
 from .derivatives import butterworth_states, estimate_states, savgol_states, savgol_window
+from .didim import DIDIM
 from .essential import EssentialParameters, EssentialStep, essential_parameters
 from .estimators import OLS, WLS, Estimator, GaussMarkov
 from .exclusion import Excluded
@@ -48,6 +55,7 @@ from .filters import rolloff_bandwidth
 from .friction import FrictionFit, identify_friction
 from .friction_choice import FrictionChoice, select_friction
 from .gains import DriveGains, identify_drive_gains
+from .iv import InstrumentalVariables
 from .likelihood import MaximumLikelihood
 from .outcome import Outcome
 from .payload import Payload, identify_payload
@@ -76,9 +84,11 @@ from .validation import Validation, predict, validate
 from .weights import Weighting
 
 __all__ = [
+    "DIDIM",
     "OLS",
     "WLS",
     "Candidate",
+    "ClosedLoopSimulator",
     "ColumnMap",
     "CompressedData",
     "Delays",
@@ -93,6 +103,7 @@ __all__ = [
     "GaussMarkov",
     "IdentificationData",
     "IdentificationResult",
+    "InstrumentalVariables",
     "JointSystem",
     "LinearSystem",
     "MaximumLikelihood",

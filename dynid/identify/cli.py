@@ -39,7 +39,8 @@ from .cli_recordings import read_recording, recording_options, report_read, trim
 
 __all__ = ["register"]
 
-_METHODS = ("ols", "wls", "gauss-markov", "consistent", "ml")
+_METHODS = ("ols", "wls", "gauss-markov", "consistent", "ml", "iv", "didim")
+_CLOSED_LOOP = {"iv": "InstrumentalVariables", "didim": "DIDIM"}
 
 
 def _processing(args: argparse.Namespace, base=None):
@@ -105,6 +106,39 @@ def _estimator(args: argparse.Namespace, robot):
                                 draws=args.draws, **weights)
 
 
+def _check_closed_loop(args: argparse.Namespace) -> None:
+    """``--excitation`` and ``--loop`` given with, and only with, the closed-loop methods."""
+    given = [o for o, v in (("--excitation", args.excitation), ("--loop", args.loop)) if v]
+    if args.method not in _CLOSED_LOOP:
+        if given:
+            raise DataError(f"{given[0]}: applies to --method iv or didim, not {args.method}")
+        return
+    if len(given) < 2:
+        raise DataError(
+            f"--method {args.method}: the closed-loop estimators simulate the experiment again: "
+            "give the excitation the recordings were captured along and the drives' settings, "
+            f"e.g. --excitation excitation.json --loop loop.yaml (see --help for the loop file); "
+            f"from Python: {_CLOSED_LOOP[args.method]}(simulator=dynid.hardware.ClosedLoop("
+            "robot, reference, duration, gains=..., control_rate=...))")
+    if args.trim:
+        raise DataError(f"--trim: the closed-loop estimators (--method {args.method}) simulate "
+                        "the whole excitation from its start; give the recordings untrimmed "
+                        "(--skip leaves samples out of the fit)")
+    for option, path in (("--excitation", args.excitation), ("--loop", args.loop)):
+        if not Path(path).is_file():
+            raise DataError(f"{option} {excerpt(path, 200)}: no such file")
+
+
+def _closed_loop(args: argparse.Namespace, robot, recordings):
+    """The IV or DIDIM estimator of ``--method``, simulating the files' experiment."""
+    from ..hardware.loopfile import experiment_loop
+    from .didim import DIDIM
+    from .iv import InstrumentalVariables
+
+    loop = experiment_loop(robot, args.excitation, args.loop, recordings)
+    return {"iv": InstrumentalVariables, "didim": DIDIM}[args.method](simulator=loop)
+
+
 def _identify(args: argparse.Namespace) -> None:
     from ..models import load_robot
     from .cli_friction import has_nonlinear_friction
@@ -119,7 +153,8 @@ def _identify(args: argparse.Namespace) -> None:
                         "parameters; with sigmoid or Stribeck friction (--friction or the robot "
                         "file) identify first, then run --essential with Coulomb friction")
     processing = _processing(args)
-    estimator = _estimator(args, robot)
+    _check_closed_loop(args)
+    estimator = _estimator(args, robot) if args.method not in _CLOSED_LOOP else None
     trims = trim_per_file(args.trim, [*args.recordings, *validation])
     steps = Steps(len(args.recordings) + len(validation) + 3, "identify",
                   enabled=not args.quiet)
@@ -131,6 +166,9 @@ def _identify(args: argparse.Namespace) -> None:
     for p in validation:
         steps.next(f"reading {Path(p).name}")
         checks.append(read_recording(p, args, robot, trims.get(p)))
+    if estimator is None:
+        _weights(args, robot)  # options of other methods refused
+        estimator = _closed_loop(args, robot, recordings)
     steps.next("processing")
     friction = essential = None
     if args.friction is None and not has_nonlinear_friction(robot):
@@ -253,6 +291,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         epilog="examples:\n"
                "  dynid identify panda run1.csv run2.csv -o result.json\n"
                "  dynid identify ariane run.csv --method wls -o result.json\n"
+               "  dynid identify arm2.yaml run.csv --method iv --excitation excitation.json "
+               "--loop loop.yaml\n"
                "  dynid identify robot.yaml log.txt --columns time=0 --columns positions=1,2 "
                "--columns output=3,4 --units output=mA\n"
                "  dynid identify panda run1.csv --method wls --essential 0.01 --validation "
@@ -265,6 +305,22 @@ def register(sub: argparse._SubParsersAction) -> None:
     ident.add_argument("-o", "--output", default="result.json", help="result file (JSON)")
     ident.add_argument("--method", choices=_METHODS, default="consistent")
     recording_options(ident)
+    g = ident.add_argument_group(
+        "closed-loop estimators (iv, didim)",
+        "Data recorded in closed loop: the drives fed back the noisy positions, which\n"
+        "biases least squares. IV and DIDIM simulate the experiment again with the drives'\n"
+        "loops and gains; the recordings must hold the whole excitation, from its start.\n"
+        "The loop file (YAML or JSON; dynid.hardware.save_loop_settings writes one):\n"
+        "  format: dynid-closed-loop\n  version: 1\n  robot: arm2\n"
+        "  control_rate: 250        # Hz\n  record_every: 1          # recorded periods\n"
+        "  loops: {current_bandwidth: 100, feedforward: true, encoder_increments: 4096}\n"
+        "  drives:                  # per actuator: 1/s, output per rad/s, rad/s, s\n"
+        "    motor1: {position: 30, velocity: 0.8, integral: 30, velocity_filter: 0}\n"
+        "    motor2: {position: 30, velocity: 0.2, integral: 30}")
+    g.add_argument("--excitation", default=None, metavar="FILE",
+                   help="the trajectory file the recordings were captured along (dynid design)")
+    g.add_argument("--loop", default=None, metavar="FILE",
+                   help="the drives' closed-loop settings (see above)")
     g = ident.add_argument_group("physically consistent estimate")
     g.add_argument("--epsilon", type=number(0.0, 1e3, above=True), default=1e-6,
                    help="smallest pseudo-inertia eigenvalue (> 0)")

@@ -399,14 +399,25 @@ class IdentificationData(CompressedData):
         return out
 
     def rows(self, recordings: Sequence[Recording] | None = None, *,
-             decimate: int | None = None) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+             decimate: int | None = None, states: Sequence[Recording] | None = None,
+             output_error: bool = False
+             ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
         """Chunks ``(Y_b, y, keep)`` — base regressor (m, n, b), output less the known bodies'
         (m, n) and which rows are used (m, n), false near zero velocity and at rest — of
         processed recordings (default: this data's), decimated by ``decimate`` (default: as
-        the processing says), without saturated samples."""
+        the processing says), without saturated samples.
+
+        With ``states`` (processed recordings, one per recording, of the same samples): the
+        regressor and the known bodies' output at their states instead, the rows and their
+        mask still those of the recordings (the instruments of a closed-loop estimator). With
+        ``output_error`` too: the output is the recordings' less the states' output (the
+        output error of a simulated run), filtered and decimated alike."""
         D = int(self.processing.decimate if decimate is None else decimate)
-        for rec in self.processed if recordings is None else recordings:
-            yield from self._recording_rows(rec, D)
+        recordings = self.processed if recordings is None else recordings
+        if states is None:
+            states = recordings
+        for rec, at in zip(recordings, states, strict=True):
+            yield from self._recording_rows(rec, D, at, output_error)
 
     def _masks(self, rec: Recording, D: int
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -424,9 +435,16 @@ class IdentificationData(CompressedData):
         centers = _plan(N, D)[2]
         return centers, decimated_flags(sat, D), decimated_flags(rest, D), dead[centers]
 
-    def _recording_rows(self, rec: Recording, D: int
+    def _recording_rows(self, rec: Recording, D: int, at: Recording | None = None,
+                        output_error: bool = False
                         ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-        q, v, a, y = rec.positions, rec.velocities, rec.accelerations, rec.output
+        at = rec if at is None else at
+        if at.n_samples != rec.n_samples:
+            raise DataError(f"states: {at.n_samples} samples where the recording has "
+                            f"{rec.n_samples}; give states at every sample of the recording")
+        q, v, a, y = at.positions, at.velocities, at.accelerations, rec.output
+        if output_error:
+            y = y - at.output
         centers, bad, rest, dead = self._masks(rec, D)
         use = ~(rest[:, None] | dead)
         C = self.chunk_size
@@ -435,6 +453,7 @@ class IdentificationData(CompressedData):
                 sl = slice(start, start + C)
                 keep = ~bad[sl]
                 Y, known = self.regressor.affine(q[sl], v[sl], a[sl])
+                known = 0.0 if output_error else known
                 yield self.base.regressor(Y)[keep], (y[sl] - known)[keep], use[sl][keep]
             return
         h, L, _, first = _plan(rec.n_samples, D)
@@ -443,6 +462,7 @@ class IdentificationData(CompressedData):
             c = centers[j0:j0 + per_chunk]
             sl = slice(c[0] - L, c[-1] + L + 1)
             Y, known = self.regressor.affine(q[sl], v[sl], a[sl])
+            known = 0.0 if output_error else known
             Yf = _signal().upfirdn(h, self.base.regressor(Y), down=D, axis=0)[first:first + len(c)]
             yf = _signal().upfirdn(h, y[sl] - known, down=D, axis=0)[first:first + len(c)]
             keep = ~bad[j0:j0 + len(c)]

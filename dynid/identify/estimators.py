@@ -104,7 +104,8 @@ class Estimator:
             self.weighting_ = out["weighting"]
             solver["weighting"] = self.weighting_.to_json()
         diagnostics = dict(out.get("diagnostics", {}))
-        white = residual_whiteness(data, out.get("residuals"))
+        white = residual_whiteness(data, out.get("residuals"),
+                                   warn=not out.get("colour_in_covariance", False))
         if white is not None:
             diagnostics["whiteness"] = white.to_json()
         if getattr(data, "candidates", ()):
@@ -131,7 +132,8 @@ class Estimator:
 
     def _estimate(self, data: CompressedData) -> dict:
         """``base_params``, ``base_cov``, ``noise_covariance`` and optionally ``params``,
-        ``solver``, ``covariance_method``, ``diagnostics``, and the ``system``,
+        ``solver``, ``covariance_method``, ``diagnostics``, ``colour_in_covariance`` (the
+        covariance holds the residual's colour: no warning of it), and the ``system``,
         ``processing`` and ``residuals`` (per recording) when they are not the data's."""
         raise NotImplementedError
 
@@ -140,10 +142,11 @@ class Estimator:
         return f"{type(self).__name__}({args})"
 
 
-def residual_whiteness(data: CompressedData, residuals: list[np.ndarray] | None = None
-                       ) -> Whiteness | None:
+def residual_whiteness(data: CompressedData, residuals: list[np.ndarray] | None = None, *,
+                       warn: bool = True) -> Whiteness | None:
     """The whiteness test of the data's output noise (``None`` without the data's rows), with
-    a warning when it is coloured.
+    a warning when it is coloured (unless ``warn`` is false: an estimator whose covariance
+    takes the colour into account).
 
     It tests the residual of the weighted least-squares fit (outputs weighted by their noise
     level) whatever the estimator: that residual is the best image of the noise, and every
@@ -161,7 +164,7 @@ def residual_whiteness(data: CompressedData, residuals: list[np.ndarray] | None 
     if sum(len(e) for e in residuals) < 20:
         return None
     white = whiteness(residuals, data.robot.output_names)
-    if not white.white:
+    if warn and not white.white:
         warnings.warn(f"identification: {white.message()}", DynidWarning, stacklevel=4)
     return white
 
