@@ -86,6 +86,7 @@ from dynid.identify import (
     identify_drive_gains,
     identify_friction,
     identify_payload,
+    validate,
 )
 from dynid.identify.gains import with_torque_constants
 from dynid.models import Body, LinkInertia, base_parameters, load_robot, with_friction

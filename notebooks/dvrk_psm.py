@@ -252,8 +252,8 @@ fig.tight_layout()
 # The arm's first three motors carry most of the torque and are predicted to about 1 %; the
 # wrist and jaw motors' (5–7) torques are small against their noise and friction, as on the
 # real arm (Wang's Table V), and their relative errors are larger. (The roll motor 4 can do
-# as well as the arm: its floor depends on how much the trajectory turns the instrument.) The prediction comes close to the floor of
-# the true parameters on every motor.
+# as well as the arm: its floor depends on how much the trajectory turns the instrument.) The
+# prediction comes close to the floor of the true parameters on every motor.
 #
 # The statements above, checked:
 

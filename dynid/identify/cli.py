@@ -154,6 +154,10 @@ def _identify(args: argparse.Namespace) -> None:
                         "file) identify first, then run --essential with Coulomb friction")
     processing = _processing(args)
     _check_closed_loop(args)
+    if args.method in _CLOSED_LOOP and (args.friction or has_nonlinear_friction(robot)):
+        raise DataError(f"--method {args.method}: the closed-loop estimators take Coulomb "
+                        "friction; with sigmoid or Stribeck friction (--friction or the robot "
+                        "file) use --method ols, wls or consistent")
     estimator = _estimator(args, robot) if args.method not in _CLOSED_LOOP else None
     trims = trim_per_file(args.trim, [*args.recordings, *validation])
     steps = Steps(len(args.recordings) + len(validation) + 3, "identify",
