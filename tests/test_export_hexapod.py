@@ -86,7 +86,7 @@ def test_mujoco_closed_legs_need_dynid_leg_forces(case, tmp_path):
     expected = dynid.Regressor(robot).predict(q, v, a, mujoco_held(robot, theta))
     # MuJoCo's connects hold at dynid's assembled states: the loops are the model's
     assert opening < 1e-12 and speed < 1e-11
-    # the virtual pose links' 1e-9 kg move the forces by ~1e-8 N of several hundred
+    # the virtual pose links' 1e-9 kg move the forces by 2e-8 N of 80 N (physics, not rounding)
     assert np.abs(forces - expected).max() <= 1e-9 * np.abs(expected).max()
 
 

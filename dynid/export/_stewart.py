@@ -13,14 +13,17 @@ holds as massless links fixed to theirs.
   (:func:`cut_sentence`, in :attr:`~dynid.export.content.Export.not_written`).
 * **MJCF** closes the loops: a site at each cut frame and one ``<connect site1 site2>``
   equality per leg (:func:`close_legs`), so that MuJoCo simulates the closed mechanism. The
-  pose chain stays, so MuJoCo's coordinates are dynid's (``qpos`` of ``x`` … ``yaw`` is the
-  pose); its virtual links get the negligible masses MuJoCo needs
+  pose chain stays, rather than a free joint (whose quaternion would not be the roll–pitch–yaw
+  pose), so MuJoCo's coordinates are dynid's (``qpos`` of ``x`` … ``yaw`` is the pose); its
+  virtual links get the negligible masses MuJoCo needs
   (:data:`~dynid.export.mjcf.TINY_MASS` kg and :data:`~dynid.export.mjcf.TINY_INERTIA`
-  kg·m² each: a force error below ``5 TINY_MASS |a|`` N on the pose). A keyframe ``home``
+  kg·m² each: their weight and inertia, at most ``5 TINY_MASS (|a| + g)`` N on the pose,
+  change the embedded hexapod's leg forces by 2e-8 N of 80 N). A keyframe ``home``
   holds the assembled home pose (the model's ``qpos0``, all zeros, has the legs apart). MuJoCo's
   equality constraints are soft; the connects are made as stiff as it allows (:data:`SOLIMP`,
-  :data:`SOLREF`): standing at home under the forces that hold it, the embedded hexapod's
-  spherical joints open by about 5e-8 m (0.5 mm with MuJoCo's defaults).
+  :data:`SOLREF`; MuJoCo lengthens the 5 ms to two time steps when a step is longer than
+  2.5 ms): standing at home under the forces that hold it, the embedded hexapod's spherical
+  joints open by about 5e-8 m (0.5 mm with MuJoCo's defaults).
 
 Exporting into another URDF (``into=``) is refused for these robots: the loops' cut frames
 and the pose chain are dynid's own.
