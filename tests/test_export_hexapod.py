@@ -11,19 +11,22 @@ dynid's leg forces, regressor × θ.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import mujoco
 import numpy as np
 import pytest
 import yaml
+from conftest import run_cli
 from test_export_mjcf import held as mujoco_held
 from test_export_urdf import held as urdf_held
 from test_export_urdf import urdf_torque
 
 import dynid
 from dynid.demo import true_parameters
-from dynid.hardware import FourierReference
+from dynid.hardware import FourierReference, SensorNoise, measure
+from dynid.identify import Processing
 from dynid.models import library, robot_from_mapping
 from dynid.models.stewart import leg_friction
 
@@ -180,3 +183,30 @@ def test_into_another_urdf_is_refused(write, tmp_path):
                                                r".*e\.g\. dynid\.write_mjcf\(robot, result"):
         write(robot, robot.prior, target, into=tmp_path / "other.urdf")
     assert not target.exists()
+
+
+def test_export_command_on_a_hexapod_result(tmp_path, capsys):
+    """``dynid export`` of a hexapod result (least squares, projected onto the physical set)
+    writes both files and says how the loops are held;
+    with ``--into`` it exits with status 2 and the reason, writing nothing."""
+    robot = dynid.load_robot("hexapod")
+    theta = true_parameters(robot, np.random.default_rng(3))
+    ref = FourierReference.random(robot, harmonics=3, frequency=0.5, ramp=0.0, periods=4,
+                                  seed=2)
+    sim = measure(robot, theta, ref, 8.0, rate=100.0, space="actuator",
+                  noise=SensorNoise(position_step=1e-6, output_std=2.0))
+    data = dynid.IdentificationData(robot, sim.measured[0],
+                                    processing=Processing(period=2.0, harmonics_cutoff=1.75))
+    result = replace(dynid.OLS().fit(data).result_, robot_source="hexapod")
+    path = result.save(tmp_path / "result.json")
+    code, out, err = run_cli(["export", path, "--urdf", tmp_path / "h.urdf", "--mjcf",
+                              tmp_path / "h.xml", "--project"], capsys)  # OLS: not physical
+    assert code == 0, err
+    assert "the legs' loops closed by connect equalities spherical1" in out
+    assert "cut at the spherical joints spherical1 (platform_s1–leg1_top)" in out  # the URDF's
+    model = mujoco.MjModel.from_xml_path(str(tmp_path / "h.xml"))
+    assert model.neq == 6 and model.nkey == 1
+    code, out, err = run_cli(["export", path, "--mjcf", tmp_path / "into.xml", "--into",
+                              tmp_path / "h.urdf"], capsys)
+    assert code == 2 and "is a Stewart–Gough platform" in err and "Export without into=" in err
+    assert not (tmp_path / "into.xml").exists()
