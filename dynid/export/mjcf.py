@@ -174,6 +174,14 @@ def write_mjcf(robot: Robot | str | Path, params: object, path: str | Path, *,
     >>> out = dynid.write_mjcf("panda", est.result_, "panda.xml")
     >>> model = mujoco.MjModel.from_xml_path("panda.xml")
     >>> model.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_FRICTIONLOSS  # exact inverse
+
+    A Stewart–Gough platform's legs are held to the platform by connect equalities; start a
+    simulation from the keyframe where they are assembled:
+
+    >>> out = dynid.write_mjcf("hexapod", est.result_, "hexapod.xml")
+    >>> model = mujoco.MjModel.from_xml_path("hexapod.xml")
+    >>> data = mujoco.MjData(model)
+    >>> mujoco.mj_resetDataKeyframe(model, data, model.key("home").id)
     """
     start = time.perf_counter()
     path = check_output(path, "MJCF file")

@@ -192,7 +192,9 @@ def write_urdf(robot: Robot | str | Path, params: object, path: str | Path, *,
         its meshes, for a robot identified from a DH table): its moving joints must be the
         model's by name and type, each link moving as the model's
         (:mod:`dynid.export._target`); the inertias are carried into its link frames.
-        Default: the robot's own URDF, or one generated from its model.
+        Default: the robot's own URDF, or one generated from its model. Refused
+        (:class:`~dynid.errors.ModelError`) for a Stewart–Gough platform, whose file is
+        dynid's cut tree.
 
     Returns
     -------
