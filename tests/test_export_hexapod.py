@@ -34,13 +34,25 @@ _FREE = (mujoco.mjtDisableBit.mjDSBL_FRICTIONLOSS | mujoco.mjtDisableBit.mjDSBL_
          | mujoco.mjtDisableBit.mjDSBL_LIMIT)
 
 
+def hexapod_file(**changes) -> dynid.Robot:
+    """The embedded hexapod's robot file with top-level ``changes``."""
+    mapping = yaml.safe_load((Path(library.__file__).parent / "hexapod.yaml").read_text())
+    return robot_from_mapping({**mapping, **changes})
+
+
 def identical_legs() -> dynid.Robot:
     """The embedded hexapod with the six legs' links sharing their parameters."""
-    mapping = yaml.safe_load((Path(library.__file__).parent / "hexapod.yaml").read_text())
-    return robot_from_mapping({**mapping, "identical_legs": True})
+    return hexapod_file(identical_legs=True)
 
 
-ROBOTS = {"hexapod": lambda: dynid.load_robot("hexapod"), "identical_legs": identical_legs}
+def screw_drives() -> dynid.Robot:
+    """The hexapod driven by rotary motors turning screws (motor angles and torques)."""
+    return hexapod_file(actuators={"limits": {"effort": 5.0},
+                                   "screw": {"lead": 0.01, "ratio": 2, "zero": 0.8}})
+
+
+ROBOTS = {"hexapod": lambda: dynid.load_robot("hexapod"), "identical_legs": identical_legs,
+          "screw": screw_drives}
 
 
 def trajectory(robot, n=40):
@@ -86,7 +98,12 @@ def test_mujoco_closed_legs_need_dynid_leg_forces(case, tmp_path):
     q, v, a = trajectory(robot)
     q_t, v_t, a_t, _ = robot.closure.tree_state(q, v, a)
     forces, opening, speed = mujoco_leg_forces(out.path, robot, q_t, v_t, a_t)
-    expected = dynid.Regressor(robot).predict(q, v, a, mujoco_held(robot, theta))
+    scale = robot.transmission.scale  # leg force per unit of the drive's force or torque
+    expected = scale * dynid.Regressor(robot).predict(q, v, a, mujoco_held(robot, theta))
+    model = mujoco.MjModel.from_xml_path(str(out.path))
+    np.testing.assert_array_equal(model.actuator_gear[:, 0], [scale] * 6)
+    np.testing.assert_array_equal(model.actuator_ctrlrange[0], -robot.actuator_limits.effort[0]
+                                  * np.array([1.0, -1.0]))
     # MuJoCo's connects hold at dynid's assembled states: the loops are the model's
     assert opening < 1e-12 and speed < 1e-11
     # the virtual pose links' 1e-9 kg move the forces by 2e-8 N of 80 N (physics, not rounding)
@@ -94,16 +111,15 @@ def test_mujoco_closed_legs_need_dynid_leg_forces(case, tmp_path):
 
 
 def test_mujoco_simulates_the_closed_mechanism(tmp_path):
-    """From the keyframe ``home``, under the leg forces dynid says hold the platform still,
-    MuJoCo keeps the platform in place and the spherical joints closed; without the connect
-    equalities the same forces let the platform fall."""
+    """From the keyframe ``home``, with the legs' motors at the forces dynid says hold the
+    platform still, MuJoCo keeps the platform in place and the spherical joints closed;
+    without the connect equalities the same forces let the platform fall."""
     robot = dynid.load_robot("hexapod")
     dynid.write_mjcf(robot, robot.prior, tmp_path / "hexapod.xml")
     model = mujoco.MjModel.from_xml_path(str(tmp_path / "hexapod.xml"))
     home = robot.transmission.geometry.home[None]
     hold = dynid.Regressor(robot).predict(home, 0 * home, 0 * home, robot.prior)[0]
     pose = [model.joint(n).qposadr[0] for n in robot.joint_names]
-    legs = [model.joint(f"leg{i + 1}_length").dofadr[0] for i in range(6)]
 
     def run(disable):
         model.opt.disableflags = disable
@@ -111,7 +127,7 @@ def test_mujoco_simulates_the_closed_mechanism(tmp_path):
         mujoco.mj_resetDataKeyframe(model, data, model.key("home").id)
         mujoco.mj_forward(model, data)
         start = np.abs(data.efc_pos[:data.ne]).max(initial=0.0)
-        data.qfrc_applied[legs] = hold
+        data.ctrl[[model.actuator(f"leg{i}").id for i in range(1, 7)]] = hold
         drift = 0.0
         for _ in range(500):  # 1 s
             mujoco.mj_step(model, data)

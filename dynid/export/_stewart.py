@@ -23,7 +23,9 @@ holds as massless links fixed to theirs.
   equality constraints are soft; the connects are made as stiff as it allows (:data:`SOLIMP`,
   :data:`SOLREF`; MuJoCo lengthens the 5 ms to two time steps when a step is longer than
   2.5 ms): standing at home under the forces that hold it, the embedded hexapod's spherical
-  joints open by about 5e-8 m (0.5 mm with MuJoCo's defaults).
+  joints open by about 5e-8 m (0.5 mm with MuJoCo's defaults). Each leg gets a ``motor``
+  actuator named as dynid's actuator, whose ``ctrl`` is the drive's force (its gear the
+  transmission's units per metre, so a screw drive's ``ctrl`` is its motor torque).
 
 Exporting into another URDF (``into=``) is refused for these robots: the loops' cut frames
 and the pose chain are dynid's own.
@@ -97,8 +99,8 @@ def refuse_into(robot: Robot, into: str | Path) -> None:
 
 def close_legs(spec, robot: Robot) -> list[str]:
     """Close the legs of a Stewart platform's MuJoCo spec (after every moving body has a mass):
-    a site at each cut frame, a ``connect`` equality per leg and the keyframe ``home``; the
-    lines for the export's account."""
+    a site at each cut frame, a ``connect`` equality per leg, a motor per leg and the keyframe
+    ``home``; the lines for the export's account."""
     import mujoco
 
     names = []
@@ -109,6 +111,7 @@ def close_legs(spec, robot: Robot) -> list[str]:
                           objtype=mujoco.mjtObj.mjOBJ_SITE, name1=platform_side, name2=rod_side,
                           solimp=SOLIMP, solref=SOLREF)
         names.append(name)
+    drives = _drives(spec, robot)
     model = spec.compile()
     home = robot.closure.geometry.home
     q_t = robot.closure.positions(home[None])[0]
@@ -120,4 +123,27 @@ def close_legs(spec, robot: Robot) -> list[str]:
             "the cut frames: each rod's top held at its platform point), as stiff as MuJoCo "
             f"allows (solimp {SOLIMP[0]:g}, solref {SOLREF[0]:g} s)",
             f"keyframe 'home': the assembled home pose ({', '.join(f'{x:.6g}' for x in home)}), "
-            "loops closed (qpos0 has the legs apart)"]
+            "loops closed (qpos0 has the legs apart)", drives]
+
+
+def _drives(spec, robot: Robot) -> str:
+    """A motor on each leg's prismatic joint, its control the drive's force or torque (gear
+    ``c``, the actuator units per metre: the leg force is ``c τ_m``), limited where the drive
+    is; the line for the export's account."""
+    import mujoco
+
+    trans = robot.transmission
+    effort = robot.actuator_limits.effort
+    for i, name in enumerate(trans.names):
+        act = spec.add_actuator(name=name, target=f"leg{i + 1}_length",
+                                trntype=mujoco.mjtTrn.mjTRN_JOINT,
+                                gear=[trans.scale, 0.0, 0.0, 0.0, 0.0, 0.0])
+        if np.isfinite(effort[i]):
+            act.ctrlrange = [-effort[i], effort[i]]
+            act.ctrllimited = mujoco.mjtLimited.mjLIMITED_TRUE
+        else:
+            act.ctrllimited = mujoco.mjtLimited.mjLIMITED_FALSE
+    unit = "N" if trans.scale == 1.0 else "N·m"
+    return (f"motors {', '.join(trans.names)} on the legs' prismatic joints (gear "
+            f"{trans.scale:g}): ctrl is the drive's force in {unit}, as dynid's actuator "
+            "output (not a current)")
