@@ -4,7 +4,8 @@ MuJoCo's XML writer (``MjSpec.to_xml``) prints six significant digits, which mov
 inertias, poses and joint parameters by up to 5e-7 of their value. :func:`exact` takes its text
 and writes again, from the spec's doubles, the numbers the dynamics depend on: body poses,
 inertials (mass, centre of mass, principal moments and axes), joint poses, axes, ranges,
-damping, friction loss and armature, gravity and the coefficients of joint equalities. A
+damping, friction loss and armature, gravity, the coefficients of joint equalities, the
+actuators' gears and control ranges and the keyframes' positions. A
 number is replaced only where the spec's value rounds to the one MuJoCo wrote, so the pass
 refines precision and never changes what MuJoCo meant. Geoms (visual and collision shapes,
 which do not enter the dynamics when inertias are not computed from them) keep MuJoCo's
@@ -133,5 +134,14 @@ def exact(xml: str, spec) -> str:
     if equality is not None:
         for el, eq in zip(equality, spec.equalities, strict=False):
             _refine(el, "polycoef", eq.data)
+    for el in root.iterfind("actuator/*"):
+        act = spec.actuator(el.get("name") or "")
+        if act is not None:
+            _refine(el, "gear", act.gear)
+            _refine(el, "ctrlrange", act.ctrlrange)
+    for el in root.iterfind("keyframe/key"):
+        key = spec.key(el.get("name") or "")
+        if key is not None:
+            _refine(el, "qpos", key.qpos)
     ET.indent(root, space="  ")
     return ET.tostring(root, encoding="unicode") + "\n"

@@ -18,17 +18,21 @@ import pinocchio as pin
 
 from ..models import Robot
 from . import _elements as E
+from ._stewart import is_stewart, leg_limits
 
 
 def joint_limits(robot: Robot) -> tuple[np.ndarray, ...]:
     """Lower and upper position, velocity and effort limits per tree joint: the robot's limits
-    for the basis coordinates that are tree joints, the tree's own for the others."""
+    for the basis coordinates that are tree joints, the tree's own for the others (for a
+    Stewart platform's legs, their stroke and drive limits)."""
     lower, upper, velocity, effort = (x.copy() for x in robot.tree.limits())
     lim = robot.limits
     for k, t in enumerate(robot.closure.tree_joints(robot.tree.joint_names)):
         if t is not None:
             lower[t], upper[t] = lim.lower[k], lim.upper[k]
             velocity[t], effort[t] = lim.velocity[k], lim.effort[k]
+    if is_stewart(robot):
+        leg_limits(robot, lower, upper, velocity, effort)
     return lower, upper, velocity, effort
 
 

@@ -19,9 +19,11 @@ import numpy as np
 
 from ..models import LinearClosure, Robot
 from ..models.friction import SigmoidCoulomb, StribeckFriction
+from ..models.stewart import SharedFriction, SphericalFriction, StewartClosure
 from ..models.terms import CoordinateTerm
 from ..models.transmissions import Gear
 from ..models.tree import Mimic
+from ._stewart import cut_sentence
 
 __all__ = ["Content", "Export", "JointDynamics", "describe"]
 
@@ -75,12 +77,16 @@ class Content:
         Names of the parameters written beyond the link blocks (friction, rotor inertia).
     not_written
         One sentence per part of the model the formats cannot hold, naming its parameters.
+    loops
+        The sentence of :attr:`not_written` about closed loops the files leave cut ("" when
+        there are none); an MJCF that closes them drops it.
     """
 
     joints: dict[str, JointDynamics]
     mimic: tuple[Mimic, ...]
     written: tuple[str, ...]
     not_written: tuple[str, ...]
+    loops: str = ""
 
 
 #: Why a parameter kind cannot be written, per kind (sentences of :attr:`Export.not_written`).
@@ -95,6 +101,8 @@ _WHY = {
     "Jm": "rotor inertias of drives that are not a gear driving one tree joint (a lever, a "
           "coupling)",
     "basis": "friction and armature of coordinates that are no joint of the tree",
+    "spherical": "friction of the spherical joints: they are the loops' cuts, no joint of the "
+                 "files",
 }
 
 
@@ -127,6 +135,9 @@ def describe(robot: Robot) -> Content:
                    "torques, not currents")
     smoothed = []
     for term in robot.terms:
+        if isinstance(term, SharedFriction | SphericalFriction):
+            _leg_friction(robot, term, joints, written, left, smoothed)
+            continue
         if isinstance(term, SigmoidCoulomb | StribeckFriction) and term.space != "actuator":
             t = term.rows[0] if term.space == "tree" else same[term.rows[0]]
             fc = term.parameters[0].name
@@ -164,7 +175,27 @@ def describe(robot: Robot) -> Content:
         out.append(f"the smoothing of the Coulomb sign of {', '.join(smoothed)} (tanh(v / s)): "
                    "the formats' friction has the exact sign")
     out += [f"{reason} ({', '.join(names)})" for reason, names in left.items()]
-    return Content(joints, mimic, tuple(written), tuple(out))
+    return Content(joints, mimic, tuple(written), tuple(out), rows)
+
+
+def _leg_friction(robot: Robot, term: SharedFriction | SphericalFriction,
+                  joints: dict[str, JointDynamics], written: list[str],
+                  left: dict[str, list[str]], smoothed: list[str]) -> None:
+    """Sort a Stewart platform's leg friction: a coefficient the six legs share is written on
+    each leg's joint; the spherical joints' goes to ``left`` (they are the loops' cuts)."""
+    name = term.parameters[0].name
+    if isinstance(term, SphericalFriction):
+        left.setdefault(_WHY["spherical"], []).extend(p.name for p in term.parameters)
+        return
+    for t in term.rows:
+        dyn = joints[robot.tree.joint_names[t]]
+        if term.kind == "viscous":
+            dyn.damping = name
+        else:
+            dyn.friction = name
+    written.append(name)
+    if term.kind == "coulomb" and term.smoothing > 0:
+        smoothed.append(name)
 
 
 def _actuator(robot: Robot, term: CoordinateTerm, joints: dict[str, JointDynamics],
@@ -200,6 +231,8 @@ def _mimic_rows(robot: Robot, same: list[int | None]) -> tuple[tuple[Mimic, ...]
         return (), ""
     basis_joints = {t for t in same if t is not None}
     dependent = [t for t in range(len(names)) if t not in basis_joints]
+    if isinstance(closure, StewartClosure):
+        return (), cut_sentence(robot)
     if not isinstance(closure, LinearClosure):
         return (), (f"{closure!r}: the tree joints {', '.join(names[t] for t in dependent)} are "
                     "solved from closed loops; in the files they are free joints")

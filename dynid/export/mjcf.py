@@ -19,7 +19,9 @@ gets a negligible one (:data:`TINY_MASS`), and a moving point mass a negligible 
 MuJoCo needs. Meshes MuJoCo cannot find
 (``package://`` names, missing files, formats other than STL, OBJ and MSH) are dropped with
 their visual or collision element, and the export names them. The text is written with full
-precision (:mod:`dynid.export._exact`).
+precision (:mod:`dynid.export._exact`). A Stewart–Gough platform's legs are closed on the
+platform by ``connect`` equalities, with a keyframe ``home`` where the loops are assembled
+(:mod:`dynid.export._stewart`).
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from ..models import Robot
 from . import _elements as E
 from ._exact import exact, principal_axes
 from ._generate import joint_limits
+from ._stewart import close_legs, is_stewart
 from .content import Export
 from .urdf import document, prepare, serialize
 
@@ -171,6 +174,14 @@ def write_mjcf(robot: Robot | str | Path, params: object, path: str | Path, *,
     >>> out = dynid.write_mjcf("panda", est.result_, "panda.xml")
     >>> model = mujoco.MjModel.from_xml_path("panda.xml")
     >>> model.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_FRICTIONLOSS  # exact inverse
+
+    A Stewart–Gough platform's legs are held to the platform by connect equalities; start a
+    simulation from the keyframe where they are assembled:
+
+    >>> out = dynid.write_mjcf("hexapod", est.result_, "hexapod.xml")
+    >>> model = mujoco.MjModel.from_xml_path("hexapod.xml")
+    >>> data = mujoco.MjData(model)
+    >>> mujoco.mj_resetDataKeyframe(model, data, model.key("home").id)
     """
     start = time.perf_counter()
     path = check_output(path, "MJCF file")
@@ -186,6 +197,8 @@ def write_mjcf(robot: Robot | str | Path, params: object, path: str | Path, *,
     _joints(spec, robot, content, theta)
     principal_axes(spec)
     light = _light(spec, robot)
+    stewart = is_stewart(robot)
+    closed = close_legs(spec, robot) if stewart else []
     spec.option.gravity = robot.tree.model.gravity.linear
     spec.modelname = robot.name
     try:
@@ -206,7 +219,10 @@ def write_mjcf(robot: Robot | str | Path, params: object, path: str | Path, *,
     if light:
         lines.append(f"moving links without mass or inertia given {TINY_MASS:g} kg or "
                      f"{TINY_INERTIA:g} kg·m² (MuJoCo needs them): {', '.join(light)}")
+    lines += closed
     not_written = content.not_written
+    if stewart:  # the loops are closed here
+        not_written = tuple(line for line in not_written if line != content.loops)
     if dropped:
         not_written = (*not_written, "meshes MuJoCo cannot read, dropped with their visual or "
                        f"collision element: {'; '.join(dropped)}")

@@ -26,7 +26,8 @@ collisions kept); other robots get a URDF generated from the Pinocchio model
 friction · sign(v) + armature · a`` gives dynid's joint torque for the terms written (Pinocchio
 reads ``<mimic>`` joints as free joints unless asked otherwise; dynid's
 :meth:`~dynid.models.tree.Tree.from_urdf` makes them closure rows). What URDF
-cannot hold is named in :attr:`Export.not_written`: closed loops, couplings, lever and ball-screw
+cannot hold is named in :attr:`Export.not_written`: closed loops (a Stewart platform's file is
+its cut tree, :mod:`dynid.export._stewart`), couplings, lever and ball-screw
 drives, motor-side friction, friction offsets, springs, cables, current gains, and a gravity
 other than (0, 0, −9.81) m/s².
 """
@@ -44,6 +45,7 @@ from ..models import Robot, load_robot
 from . import _elements as E
 from ._generate import generate
 from ._source import drop_transmissions, edit, prolog
+from ._stewart import is_stewart, refuse_into
 from ._target import retarget
 from ._values import parameter_vector, physical_values
 from .content import Content, Export, describe
@@ -63,6 +65,8 @@ def prepare(robot: Robot | str | Path, params: object, project: bool,
     """The robot, what the formats hold of it and the parameters to write, checked physical or
     projected, in the frames of the URDF ``into`` when given (see :func:`write_urdf`)."""
     robot = _robot(robot)
+    if into is not None and is_stewart(robot):
+        refuse_into(robot, into)
     theta = parameter_vector(robot, params)
     content = describe(robot)
     theta, moved, distance = physical_values(robot, theta, content.written, project=project)
@@ -188,7 +192,9 @@ def write_urdf(robot: Robot | str | Path, params: object, path: str | Path, *,
         its meshes, for a robot identified from a DH table): its moving joints must be the
         model's by name and type, each link moving as the model's
         (:mod:`dynid.export._target`); the inertias are carried into its link frames.
-        Default: the robot's own URDF, or one generated from its model.
+        Default: the robot's own URDF, or one generated from its model. Refused
+        (:class:`~dynid.errors.ModelError`) for a Stewart–Gough platform, whose file is
+        dynid's cut tree.
 
     Returns
     -------
