@@ -70,7 +70,8 @@ class Master:
         self.nodes = []
         for node_id in sim.node_ids:
             node = self.network.add_node(node_id, cia402_dictionary(node_id))
-            node.sdo.RESPONSE_TIMEOUT, node.sdo.MAX_RETRIES = 0.2, 1   # one try
+            # One try, but long enough for a simulated node on a busy machine.
+            node.sdo.RESPONSE_TIMEOUT, node.sdo.MAX_RETRIES = 1.0, 1
             self.nodes.append(node)
         self.bus = can.Bus(interface="virtual", channel=sim.channel)
         self.ids = {PdoMapping.tpdo_id(node, k): (j, k) for j, node in enumerate(sim.node_ids)

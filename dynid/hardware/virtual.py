@@ -233,11 +233,12 @@ class VirtualRobot:
     @staticmethod
     def lockstep(settings, timeout: float = 2.0):
         """``settings`` under which a capture waits for every answer of the simulated robot
-        (up to ``timeout`` seconds) instead of dropping the late ones: the simulated robot
-        shares the process with the capture and is not real time, so on a busy machine its
-        answers come late although its motion is the same."""
+        (up to ``timeout`` seconds, SDO answers too) instead of dropping the late ones: the
+        simulated robot shares the process with the capture and is not real time, so on a
+        busy machine its answers come late although its motion is the same."""
         timeout = max(timeout, settings.timeout)
-        return replace(settings, feedback_timeout=timeout, feedback_wait=timeout)
+        return replace(settings, feedback_timeout=timeout, feedback_wait=timeout,
+                       sdo_timeout=max(settings.sdo_timeout, timeout))
 
     # Life cycle ----------------------------------------------------------------------------
     def start(self) -> VirtualRobot:
