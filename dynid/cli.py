@@ -32,6 +32,13 @@ exit status:
 """
 
 
+def _experiment_loop(robot, excitation, loop, recordings):
+    """The closed-loop simulator of ``dynid identify --method iv|didim`` (the hardware layer's
+    :func:`~dynid.hardware.experiment_loop`, imported when used)."""
+    from .hardware.loopfile import experiment_loop
+
+    return experiment_loop(robot, excitation, loop, recordings)
+
 def _demo(args: argparse.Namespace) -> None:
     from .demo import output_folder, run_demo
     from .models import load_robot
@@ -108,7 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     from .identify.cli import register as register_identify
 
-    register_identify(sub)
+    register_identify(sub, experiment_loop=_experiment_loop)
     from .identify.cli_bodies import register as register_bodies
 
     register_bodies(sub)

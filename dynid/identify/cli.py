@@ -130,12 +130,12 @@ def _check_closed_loop(args: argparse.Namespace) -> None:
 
 
 def _closed_loop(args: argparse.Namespace, robot, recordings):
-    """The IV or DIDIM estimator of ``--method``, simulating the files' experiment."""
-    from ..hardware.loopfile import experiment_loop
+    """The IV or DIDIM estimator of ``--method``, simulating the files' experiment with the
+    simulator factory the ``dynid`` parser gave :func:`register` (the hardware layer's)."""
     from .didim import DIDIM
     from .iv import InstrumentalVariables
 
-    loop = experiment_loop(robot, args.excitation, args.loop, recordings)
+    loop = args.experiment_loop(robot, args.excitation, args.loop, recordings)
     return {"iv": InstrumentalVariables, "didim": DIDIM}[args.method](simulator=loop)
 
 
@@ -288,8 +288,12 @@ def _plot_targets(args: argparse.Namespace) -> list[Path | None]:
     return targets
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    """Add the ``identify`` and ``validate`` commands to the ``dynid`` parser."""
+def register(sub: argparse._SubParsersAction, *, experiment_loop) -> None:
+    """Add the ``identify`` and ``validate`` commands to the ``dynid`` parser.
+
+    ``experiment_loop(robot, excitation, loop, recordings)`` builds the closed-loop simulator
+    of ``--method iv|didim`` from its files; the caller supplies it, so that identification
+    does not depend on the simulator (:func:`dynid.hardware.experiment_loop`)."""
     ident = sub.add_parser(
         "identify", help="identify a robot's parameters from recordings",
         epilog="examples:\n"
@@ -372,7 +376,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     add_arguments(ident)
     ident.add_argument("--quiet", action="store_true", help="no progress bar")
-    ident.set_defaults(func=_identify)
+    ident.set_defaults(func=_identify, experiment_loop=experiment_loop)
 
     val = sub.add_parser(
         "validate", help="predict recordings with an identification result",
