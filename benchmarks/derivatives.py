@@ -229,7 +229,7 @@ def kuka(root: Path) -> None:
     robot = datasets.kuka_robot(root)
     recs = datasets.kuka_recordings(root)
     train = [recs[2], recs[3]]
-    print("# anchor: issue 15: OLS 2.63 % from positions alone, 2.21 % recorded derivatives")
+    print("# anchor: OLS 2.63 % from positions alone, 2.21 % from the recorded derivatives")
     print("# kuka: the logger low-passed every signal (3 Hz positions, 2 Hz the rest), so the "
           "positions have no noise floor: no filter of their own; the regressor and the output "
           "are decimated alike to the motion's band (where the spectrum has fallen 60 dB)")
