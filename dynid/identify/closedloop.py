@@ -59,6 +59,14 @@ def simulator_settings(simulator) -> dict | str:
     return settings() if callable(settings) else repr(simulator)
 
 
+def common_params(estimator) -> dict:
+    """The settings IV and DIDIM share, as their ``get_params`` reports them."""
+    start = estimator.start if isinstance(estimator.start, str) else estimator.start.method
+    return {"simulator": simulator_settings(estimator.simulator), "start": start,
+            "weighted": estimator.weighted, "tolerance": estimator.tolerance,
+            "segment": estimator.segment}
+
+
 def check_data(data: CompressedData, name: str) -> IdentificationData:
     """Closed-loop estimators need the recordings themselves, not only a compressed system."""
     if not isinstance(data, IdentificationData):

@@ -44,8 +44,8 @@ from ._coloured import SEGMENT, autocovariance, check_segment, sandwich
 from .closedloop import (
     check_data,
     check_simulator,
+    common_params,
     simulated_states,
-    simulator_settings,
     start_estimate,
 )
 from .estimators import Estimator
@@ -113,11 +113,8 @@ class DIDIM(Estimator):
         self.segment = check_segment(segment, "DIDIM")
 
     def get_params(self) -> dict:
-        start = self.start if isinstance(self.start, str) else self.start.method
-        return {"simulator": simulator_settings(self.simulator), "start": start,
-                "weighted": self.weighted, "jacobian": self.jacobian,
-                "max_evaluations": self.max_evaluations,
-                "tolerance": self.tolerance, "segment": self.segment}
+        return {**common_params(self), "jacobian": self.jacobian,
+                "max_evaluations": self.max_evaluations}
 
     def _estimate(self, data):
         data = check_data(data, "DIDIM")

@@ -37,8 +37,8 @@ from ._coloured import SEGMENT, autocovariance, check_segment, sandwich
 from .closedloop import (
     check_data,
     check_simulator,
+    common_params,
     simulated_states,
-    simulator_settings,
     start_estimate,
 )
 from .estimators import Estimator
@@ -93,10 +93,7 @@ class InstrumentalVariables(Estimator):
         self.segment = check_segment(segment, "InstrumentalVariables")
 
     def get_params(self) -> dict:
-        start = self.start if isinstance(self.start, str) else self.start.method
-        return {"simulator": simulator_settings(self.simulator), "start": start,
-                "weighted": self.weighted, "max_iterations": self.max_iterations,
-                "tolerance": self.tolerance, "segment": self.segment}
+        return {**common_params(self), "max_iterations": self.max_iterations}
 
     def _estimate(self, data):
         data = check_data(data, "InstrumentalVariables")
