@@ -308,7 +308,7 @@ def test_fit_checks_its_input():
     ({"weight": float("nan")}, r"weight: expected a finite value ≥ 0, found nan"),
     ({"com_margin": -0.1}, r"com_margin: expected a finite value ≥ 0"),
     ({"epsilon": 0.0}, r"epsilon: expected a finite value > 0"),
-    ({"covariance": "sandwich"}, r"covariance: expected 'auto', 'bootstrap'"),
+    ({"covariance": "sandwich"}, r"covariance: expected 'auto', 'regularized', 'bootstrap'"),
     ({"covariance": "bootstrap", "draws": 1}, r"draws: expected an integer between 2 and"),
 ])
 def test_consistent_settings_are_checked(settings, match):

@@ -22,9 +22,11 @@ The solver status is always checked: infeasibility raises :class:`~dynid.errors.
 naming a smallest set of constraint groups that cannot hold together (found by dropping groups
 one at a time), failure raises, an inaccurate solution warns (:class:`~dynid.errors.DynidWarning`).
 
-The uncertainty follows the active constraints (the ``covariance`` setting): weighted least
-squares' covariance when none restricts the base parameters, else a bootstrap under the
-constraints (:mod:`dynid.identify.constrained`).
+The uncertainty follows the active constraints and the regularization (the ``covariance``
+setting): weighted least squares' covariance when no constraint restricts the base parameters,
+else a bootstrap under the constraints (:mod:`dynid.identify.constrained`); a regularized
+estimate is biased towards the prior, and its σ hold that bias as well as its variance
+(:mod:`dynid.identify.shrinkage`).
 """
 
 from __future__ import annotations
@@ -39,10 +41,11 @@ import scipy.linalg
 from .._files import excerpt
 from ..errors import DataError, DynidWarning, SolverError
 from ..models import Robot
-from .constrained import active_constraints, bootstrap, free_subspace, typical_magnitudes
+from .constrained import active_constraints, bootstrap_draws, free_subspace, typical_magnitudes
 from .estimators import Estimator, weighted_fit, weighting_covariance
 from .groups import constraint_groups, resolve_boxes, resolve_mass_bounds
 from .physical import PSEUDO, pseudo_inertia
+from .shrinkage import bootstrap_mse, regularization_root, regularized_mse, response
 
 __all__ = ["PhysicallyConsistent"]
 
@@ -134,18 +137,27 @@ class PhysicallyConsistent(Estimator):
         Iteration limit of SCS.
     covariance
         How the uncertainty is obtained (the result's ``covariance_method`` says which):
-        ``"auto"`` (default): ``"unconstrained"`` when no active constraint restricts the
-        base parameters (the estimate is then the weighted least-squares one, and so is its
-        covariance), else ``"bootstrap"``; ``"bootstrap"``: the second moment about the
-        estimate of ``draws`` estimates from data drawn about it with the residuals' noise,
-        each solved under the constraints (it follows estimates pressed against a constraint,
-        which are closer to the truth than the unconstrained covariance says);
-        ``"unconstrained"``: the weighted least-squares covariance (sandwich with the
-        outputs' residual covariance); ``"conditional"``: that covariance restricted to the
+        ``"auto"`` (default): when no active constraint restricts the base parameters,
+        ``"unconstrained"`` (the estimate is then the weighted least-squares one, and so is
+        its covariance) or, for a regularized fit, ``"regularized"``; else ``"bootstrap"``.
+        ``"regularized"`` (Euclidean and entropic): the mean squared error of the estimate
+        pulled towards the prior, ``Cov(b̂) + s sᵀ + Cov(s)``: the sandwich of the
+        regularized normal equations (linearized at the estimate for the entropic one), the
+        shift ``s`` from the weighted least-squares estimate as the plug-in bias, and that
+        shift's own spread, which keeps σ from vanishing where the shift is small by chance
+        (see :mod:`dynid.identify.shrinkage`; a σ is its root mean squared error where the
+        bias dominates, and lies between the regularized and the unregularized σ where the
+        prior is right). ``"bootstrap"``: ``draws`` estimates from data drawn about the
+        estimate with the residuals' noise, each solved under the constraints (it follows
+        estimates pressed against a constraint, which are closer to the truth than the
+        unconstrained covariance says): their second moment about the estimate, or for a
+        regularized fit their covariance plus that of their shifts from weighted least
+        squares plus ``s sᵀ``. ``"unconstrained"``: the weighted least-squares covariance
+        (sandwich with the outputs' residual covariance), which leaves out a
+        regularization's bias; ``"conditional"``: that covariance restricted to the
         base-parameter directions the active constraints leave free (see
-        :mod:`dynid.identify.constrained`), zero along those they pin, so a lower bound unless the
-        truth lies on the constraints. The regularization's shrinkage is left out of the
-        analytic ones.
+        :mod:`dynid.identify.constrained`), zero along those they pin, so a lower bound
+        unless the truth lies on the constraints.
     draws, seed
         Bootstrap draws and their seed.
 
@@ -154,6 +166,9 @@ class PhysicallyConsistent(Estimator):
     >>> est = PhysicallyConsistent(mass_bounds=0.5).fit(data)          # doctest: +SKIP
     >>> est.weighting_.sigma         # σ iterated from the residuals   # doctest: +SKIP
     >>> PhysicallyConsistent(sigma=[0.2, 0.2, 0.05]).fit(data)         # doctest: +SKIP
+    >>> est = PhysicallyConsistent(regularization="euclidean").fit(data)  # doctest: +SKIP
+    >>> est.result_.covariance_method   # σ hold the bias to the prior   # doctest: +SKIP
+    'regularized'
     """
 
     method = "consistent"
@@ -195,20 +210,24 @@ class PhysicallyConsistent(Estimator):
         built = self._build(data.robot, A, whitened.qty)
         theta, info = self._finish(data.robot, built)
         # The noise as the unconstrained weighted fit's residuals see it.
-        noise = weighted_fit(system, cov)[2]
+        unregularized, _, noise = weighted_fit(system, cov)
         out = {"params": theta, "base_params": B @ theta, "noise_covariance": cov,
                "solver": info, "weighting": weighting}
         rows, names = active_constraints(
             data.robot, theta, epsilon=self.epsilon, boxes=self._boxes(data.robot),
             masses=resolve_mass_bounds(data.robot, self.mass_bounds), total_mass=self.total_mass)
         free = free_subspace(B, rows, data.robot.parameters.priors)
+        regularized = self.regularization is not None and self.weight > 0
         method = self.covariance
         if method == "auto":
-            method = "unconstrained" if free is None else "bootstrap"
+            method = "bootstrap" if free is not None else (
+                "regularized" if regularized else "unconstrained")
         out["covariance_method"] = method
         out["diagnostics"] = {"active_constraints": names,
                               "constrained_base_directions": 0 if free is None else
                               B.shape[0] - free.shape[1]}
+        Rv, Rg = system.factors(cov, noise)
+        shift = B @ theta - unregularized  # the plug-in bias (dynid.identify.shrinkage)
         if method == "bootstrap":
             def solve(z: np.ndarray) -> np.ndarray:
                 built.target.value = np.concatenate([z / built.zn, built.values[len(z):]])
@@ -216,12 +235,23 @@ class PhysicallyConsistent(Estimator):
                     warnings.simplefilter("ignore", DynidWarning)
                     return B @ self._finish(data.robot, built)[0]
 
-            Rv, Rg = system.factors(cov, noise)
             root = scipy.linalg.solve_triangular(Rv, Rg.T, trans="T")  # z's noise: root ξ
-            out["base_cov"], used = bootstrap(solve, A @ theta, root, B @ theta,
-                                              draws=self.draws, seed=self.seed)
+            solved, drawn = bootstrap_draws(solve, A @ theta, root, draws=self.draws,
+                                            seed=self.seed)
             built.target.value = built.values
-            out["diagnostics"]["bootstrap_draws"] = used
+            if regularized:
+                out["base_cov"] = bootstrap_mse(
+                    solved, scipy.linalg.solve_triangular(Rv, drawn.T).T, shift)
+            else:
+                spread = solved - B @ theta
+                out["base_cov"] = spread.T @ spread / len(solved)
+            out["diagnostics"]["bootstrap_draws"] = len(solved)
+        elif method == "regularized":
+            typical = typical_magnitudes(data.robot.parameters.priors)
+            root = regularization_root(data.robot, theta, self.regularization, self.weight,
+                                       typical)
+            G = response(Rv, B, root, typical)
+            out["base_cov"] = regularized_mse(G, Rv, Rg, shift)
         else:
             out["base_cov"] = system.covariance(cov, noise,
                                                 free if method == "conditional" else None)
@@ -255,9 +285,15 @@ class PhysicallyConsistent(Estimator):
                 _check_interval(f"mass_bounds[{link!r}]", bounds, "kg")
         if self.total_mass is not None:
             _check_interval("total_mass", self.total_mass, "kg")
-        if self.covariance not in ("auto", "bootstrap", "unconstrained", "conditional"):
-            raise DataError(f"covariance: expected 'auto', 'bootstrap', 'unconstrained' or "
-                            f"'conditional', found {excerpt(self.covariance)}")
+        if self.covariance not in ("auto", "regularized", "bootstrap", "unconstrained",
+                                   "conditional"):
+            raise DataError(f"covariance: expected 'auto', 'regularized', 'bootstrap', "
+                            f"'unconstrained' or 'conditional', found "
+                            f"{excerpt(self.covariance)}")
+        if self.covariance == "regularized" and self.regularization is None:
+            raise DataError("covariance='regularized': applies to a regularized fit, found "
+                            "regularization=None; e.g. PhysicallyConsistent("
+                            "regularization='euclidean', weight=1.0, covariance='regularized')")
         if not (isinstance(self.draws, int) and 2 <= self.draws <= 100_000):
             raise DataError(f"draws: expected an integer between 2 and 100000, found "
                             f"{excerpt(self.draws)}")

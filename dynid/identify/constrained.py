@@ -25,7 +25,8 @@ from ..errors import SolverError
 from ..models import Robot
 from .physical import PSEUDO, pseudo_inertia
 
-__all__ = ["active_constraints", "bootstrap", "free_subspace", "typical_magnitudes"]
+__all__ = ["active_constraints", "bootstrap", "bootstrap_draws", "free_subspace",
+           "typical_magnitudes"]
 
 #: A constraint is active when its slack is below this fraction of its scale.
 TOLERANCE = 1e-5
@@ -126,18 +127,28 @@ def free_subspace(base_matrix: np.ndarray, rows: np.ndarray, priors: np.ndarray
 def bootstrap(solve: Callable[[np.ndarray], np.ndarray], fitted: np.ndarray, root: np.ndarray,
               estimate: np.ndarray, *, draws: int, seed: int) -> tuple[np.ndarray, int]:
     """Second moment about ``estimate`` (b,) of ``solve(z*)`` over ``draws`` data
+    ``z* = fitted + root ξ`` (:func:`bootstrap_draws`), and the number of draws solved."""
+    solved = bootstrap_draws(solve, fitted, root, draws=draws, seed=seed)[0]
+    spread = solved - estimate
+    return spread.T @ spread / len(solved), len(solved)
+
+
+def bootstrap_draws(solve: Callable[[np.ndarray], np.ndarray], fitted: np.ndarray,
+                    root: np.ndarray, *, draws: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """``solve(z*)`` (k, b) and the data ``z*`` (k, m) of ``draws`` draws
     ``z* = fitted + root ξ`` (``ξ`` standard normal, ``root rootᵀ`` the covariance of the
-    compressed data), and the number of draws solved: a draw the solver cannot finish
-    (:class:`~dynid.errors.SolverError`) is left out, more than a tenth of them raises."""
+    compressed data): a draw the solver cannot finish (:class:`~dynid.errors.SolverError`) is
+    left out, more than a tenth of them raises."""
     rng = np.random.default_rng(seed)
-    solved, failed = [], []
+    solved, data, failed = [], [], []
     for _ in range(draws):
+        z = fitted + root @ rng.standard_normal(root.shape[1])
         try:
-            solved.append(solve(fitted + root @ rng.standard_normal(root.shape[1])))
+            solved.append(solve(z))
+            data.append(z)
         except SolverError as exc:
             failed.append(str(exc))
     if len(failed) > draws // 10:
         raise SolverError(f"bootstrap: {len(failed)} of {draws} draws failed (first: "
                           f"{failed[0]}); use covariance='conditional' or 'unconstrained'")
-    spread = np.array(solved) - estimate
-    return spread.T @ spread / len(solved), len(solved)
+    return np.array(solved), np.array(data)
