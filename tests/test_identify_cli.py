@@ -64,6 +64,10 @@ def test_processing_options_and_methods_reach_the_result(recordings, tmp_path, c
     result = load_result(out)
     assert result.covariance_method == "bootstrap"
     assert result.diagnostics["bootstrap_draws"] == 20 and result.settings["draws"] == 20
+    assert main(["identify", "panda", str(train), "-o", str(out), "--method", "consistent",
+                 "--regularization", "euclidean", "--weight", "1",
+                 "--covariance", "regularized"]) == 0
+    assert load_result(out).covariance_method == "regularized"
     printed = capsys.readouterr().out
     assert "covariance bootstrap" in printed and "residual whiteness over" in printed
     assert f"decimated by {result.processing.decimate}" in printed

@@ -342,9 +342,11 @@ def register(sub: argparse._SubParsersAction, *, experiment_loop) -> None:
     g.add_argument("--weight", type=number(0.0, 1e12), default=1.0,
                    help="regularization weight (≥ 0)")
     g.add_argument("--solver", choices=("CLARABEL", "SCS"), default="CLARABEL")
-    g.add_argument("--covariance", choices=("auto", "bootstrap", "unconstrained", "conditional"),
+    g.add_argument("--covariance", choices=("auto", "regularized", "bootstrap", "unconstrained",
+                                            "conditional"),
                    default="auto", help="uncertainty of the estimate (auto: bootstrap under the "
-                                        "constraints when some are active)")
+                                        "constraints when some are active; with a "
+                                        "regularization, σ hold its bias)")
     g.add_argument("--draws", type=whole(2, 100_000), default=200,
                    help="bootstrap draws")
     g = ident.add_argument_group("weights of the outputs (wls, consistent; given ones also "
