@@ -171,7 +171,9 @@ for name, unit, r in zip(robot.output_names, robot.output_units, rms, strict=Tru
 # every centre of mass in a box around its link, friction, rotor inertia and stiffness
 # non-negative (Wang's constraints, solved by CVXPY). The wrist and jaw links have almost no
 # inertia: the data cannot tell their parameters, and a light pull towards the prior (the
-# Euclidean regularization) chooses among the physical values that fit equally well.
+# Euclidean regularization) chooses among the physical values that fit equally well. The pull
+# biases the estimate towards the prior, so its σ (covariance "regularized") hold that bias as
+# well as the noise: the shift from the unregularized estimate and how much it varies.
 
 # %%
 processing = Processing(cutoff=5.4, decimate=8)
@@ -263,7 +265,7 @@ eigs = [np.linalg.eigvalsh(pseudo_inertia(result.params[params.link_block(link)]
 assert min(eigs) > 0, "every link physical"
 assert abs(z) < 4 and abs(result.params[k] / theta[k] - 1) < 0.05, "spring stiffness found"
 assert all(n.endswith(".fo") for n in watched if n not in alone), "only offsets grouped"
-assert np.sqrt(np.mean(errors**2)) < 2, "estimates about one σ from the truth"
+assert np.sqrt(np.mean(errors**2)) < 1.5, "estimates about one σ from the truth"
 assert check.relative_error[:3].max() < check.relative_error[4:].min(), "arm before wrist"
 # Within half the floor plus half a point: the floor of a motor with little torque moves by
 # tenths of a point from one trajectory to another.
