@@ -318,3 +318,16 @@ def test_regularized_covariance_needs_a_regularization():
     with pytest.raises(dynid.DataError, match="covariance='regularized': applies to a "
                                               "regularized fit"):
         PhysicallyConsistent(covariance="regularized").fit(next(_noisy(ROBOT_NM.prior, 1)))
+
+
+def test_regularized_sigma_without_pull_are_weighted_least_squares():
+    """At weight 0 the regularized estimate is the weighted least-squares one: no shift, no
+    shrinkage, and its mean squared error is the sandwich."""
+    data = next(_noisy(_prior_off(), 1))
+    est = PhysicallyConsistent(regularization="euclidean", weight=0.0,
+                               covariance="regularized").fit(data)
+    wls = WLS().fit(data)
+    np.testing.assert_allclose(est.base_params_, wls.base_params_,
+                               atol=1e-6 * np.abs(wls.base_params_).max())
+    np.testing.assert_allclose(est.base_cov_, wls.base_cov_,
+                               atol=1e-6 * np.abs(np.diag(wls.base_cov_)).max())
