@@ -41,7 +41,13 @@ import scipy.linalg
 from .._files import excerpt
 from ..errors import DataError, DynidWarning, SolverError
 from ..models import Robot
-from .constrained import active_constraints, bootstrap_draws, free_subspace, typical_magnitudes
+from .constrained import (
+    active_constraints,
+    bootstrap,
+    bootstrap_draws,
+    free_subspace,
+    typical_magnitudes,
+)
 from .estimators import Estimator, weighted_fit, weighting_covariance
 from .groups import constraint_groups, resolve_boxes, resolve_mass_bounds
 from .physical import PSEUDO, pseudo_inertia
@@ -236,16 +242,17 @@ class PhysicallyConsistent(Estimator):
                     return B @ self._finish(data.robot, built)[0]
 
             root = scipy.linalg.solve_triangular(Rv, Rg.T, trans="T")  # z's noise: root ξ
-            solved, drawn = bootstrap_draws(solve, A @ theta, root, draws=self.draws,
-                                            seed=self.seed)
-            built.target.value = built.values
-            if regularized:
+            if regularized:  # each draw's shift from its weighted least-squares estimate
+                solved, drawn = bootstrap_draws(solve, A @ theta, root, draws=self.draws,
+                                                seed=self.seed)
                 out["base_cov"] = bootstrap_mse(
                     solved, scipy.linalg.solve_triangular(Rv, drawn.T).T, shift)
+                used = len(solved)
             else:
-                spread = solved - B @ theta
-                out["base_cov"] = spread.T @ spread / len(solved)
-            out["diagnostics"]["bootstrap_draws"] = len(solved)
+                out["base_cov"], used = bootstrap(solve, A @ theta, root, B @ theta,
+                                                  draws=self.draws, seed=self.seed)
+            built.target.value = built.values
+            out["diagnostics"]["bootstrap_draws"] = used
         elif method == "regularized":
             typical = typical_magnitudes(data.robot.parameters.priors)
             root = regularization_root(data.robot, theta, self.regularization, self.weight,
