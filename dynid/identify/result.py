@@ -74,7 +74,9 @@ class IdentificationResult:
         How ``cov`` and ``base_cov`` were obtained: ``"sandwich"`` (least squares with the
         outputs' residual covariance), ``"gauss-markov"`` (the given or estimated noise
         covariance), ``"conditional"`` (the physically consistent estimate, conditional on
-        its active constraints), ``"bootstrap"``.
+        its active constraints), ``"bootstrap"``, ``"regularized"`` (the mean squared error
+        of an estimate pulled towards the prior: its variance and its bias,
+        :mod:`dynid.identify.shrinkage`).
     diagnostics
         Checks of the fit: ``"whiteness"`` (the residual whiteness test, see
         :attr:`whiteness`), and for the physically consistent estimate its active
