@@ -152,11 +152,11 @@ class PhysicallyConsistent(Estimator):
         shift ``s`` from the weighted least-squares estimate as the plug-in bias, and that
         shift's own spread, which keeps σ from vanishing where the shift is small by chance
         (see :mod:`dynid.identify.shrinkage`; a σ is its root mean squared error where the
-        bias dominates, and lies between the regularized and the unregularized σ where the
-        prior is right). ``"bootstrap"``: ``draws`` estimates from data drawn about the
-        estimate with the residuals' noise, each solved under the constraints (it follows
-        estimates pressed against a constraint, which are closer to the truth than the
-        unconstrained covariance says): their second moment about the estimate, or for a
+        bias dominates, and overstates the error where the prior happens to be close to the
+        truth, which the data cannot confirm). ``"bootstrap"``: ``draws`` estimates from data
+        drawn about the estimate with the residuals' noise, each solved under the constraints
+        (it follows estimates pressed against a constraint, which are closer to the truth
+        than the unconstrained covariance says): their second moment about the estimate, or for a
         regularized fit their covariance plus that of their shifts from weighted least
         squares plus ``s sᵀ``. ``"unconstrained"``: the weighted least-squares covariance
         (sandwich with the outputs' residual covariance), which leaves out a
