@@ -26,8 +26,9 @@ Since ``E[s sᵀ] = β βᵀ + Cov(s)`` (``β`` the true bias), it exceeds the m
 true bias does not gives σ far too small for that run (errors of 10–50 σ). Where the bias
 dominates, the σ are the root mean squared error. Where the prior happens to be close to the
 truth they overstate the error: the data cannot tell such a prior from one off by about the
-unregularized σ, so along a direction the regularization holds firmly (``G F ≈ 0``) the σ
-stay between one and about √2 times the unregularized ones. With constraints that restrict
+unregularized σ, so along a direction the regularization holds firmly (``G F ≈ 0``) the σ²
+are the unregularized σ² plus the squared shift, twice the unregularized σ² on average when
+the prior is right. With constraints that restrict
 the base parameters, :func:`bootstrap_mse` measures ``Cov(b̂)`` and ``Cov(s)`` over data drawn
 again.
 """
