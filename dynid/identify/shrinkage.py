@@ -28,9 +28,8 @@ dominates, the σ are the root mean squared error. Where the prior happens to be
 truth they overstate the error: the data cannot tell such a prior from one off by about the
 unregularized σ, so along a direction the regularization holds firmly (``G F ≈ 0``) the σ²
 are the unregularized σ² plus the squared shift, twice the unregularized σ² on average when
-the prior is right. With constraints that restrict
-the base parameters, :func:`bootstrap_mse` measures ``Cov(b̂)`` and ``Cov(s)`` over data drawn
-again.
+the prior is right. With constraints that restrict the base parameters, :func:`bootstrap_mse`
+measures ``Cov(b̂)`` and ``Cov(s)`` over data drawn again.
 """
 
 from __future__ import annotations
