@@ -80,6 +80,10 @@ def tx40(root: Path) -> None:
         if name == "wls":
             _deviation_lines("tx40", dev, table.well_determined(method), drive)
             print(f"tx40_compared_regroupings: {int(table.well_determined(method).sum())}")
+    dev = table.deviations(_quiet(lambda: WLS(iterations=1).fit(data)).result_.base_params,
+                           "wls")
+    print(f"tx40_wls_one_pass_median_deviation_pct: "
+          f"{np.median(dev[table.well_determined('wls')]):.2f}")
     own = IdentificationData(robot, rec, base=table.base, processing=replace(
         datasets.TX40_PROCESSING, skip=0, deadzone="auto", rest="auto"))
     dev = table.deviations(_quiet(lambda: WLS().fit(own)).result_.base_params, "wls")
@@ -127,6 +131,20 @@ def _published_defects(root: Path, robot, table, estimates: dict) -> None:
                   f"{np.median(dev[good]):.2f}")
             print(f"tx40_replica_{label}_defects_{method}_worst_deviation_pct: "
                   f"{dev[good].max():.2f}")
+    print("# the defect-free recomputation with dynid's choices instead of the published "
+          "script's: its FIR decimation (fir), the dead zone tested at the kept sample rather "
+          "than on the decimated velocity (sample), both (what separates it from dynid, "
+          "whose WLS iterates)")
+    for label, settings in (("fir", dict(decimation="fir")),
+                            ("sample", dict(deadzone_at="sample")),
+                            ("fir_sample", dict(decimation="fir", deadzone_at="sample"))):
+        theta = published_pipeline(root, robot, table.base, defects=False, **settings)
+        for k, method in enumerate(("ols", "wls")):
+            dev = table.deviations(theta[k], method)[table.well_determined(method)]
+            print(f"tx40_replica_without_defects_{label}_{method}_median_deviation_pct: "
+                  f"{np.median(dev):.2f}")
+            print(f"tx40_replica_without_defects_{label}_{method}_worst_deviation_pct: "
+                  f"{dev.max():.2f}")
     fixed = {m: table.functionals @ replica[False][k] for k, m in enumerate(("ols", "wls"))}
     for name, theta in estimates.items():
         method = "ols" if name == "ols" else "wls"

@@ -45,7 +45,7 @@ def logged():
 def _fit(robot, rec, **settings):
     with warnings.catch_warnings():  # exact data: the residual is rounding, not noise
         warnings.simplefilter("ignore", dynid.DynidWarning)
-        data = IdentificationData(robot, rec, processing=Processing(**STATES, **settings))
+        data = IdentificationData(robot, rec, processing=Processing(**(STATES | settings)))
         return data, OLS().fit(data)
 
 
@@ -54,20 +54,21 @@ def _base_error(data, est) -> float:
     return float(np.max(np.abs(est.base_params_ - truth)) / np.max(np.abs(truth)))
 
 
-def test_the_logger_filter_on_the_model_restores_the_parameters(logged):
+@pytest.mark.parametrize("decimate", [1, 4])
+def test_the_logger_filter_on_the_model_restores_the_parameters(logged, decimate):
     """Without the filter the model holds torque the logger removed and the parameters are
     off by percents; with the logger's filter on the regressor they come back to rounding,
     and validation, which filters the prediction
-    alike, matches the logged torque."""
+    alike, matches the logged torque; decimated too (the filter comes first)."""
     robot, rec, _ = logged
-    plain_data, plain = _fit(robot, rec, model_cutoff=None)
-    data, est = _fit(robot, rec, model_cutoff=CUTOFF)
+    plain_data, plain = _fit(robot, rec, model_cutoff=None, decimate=decimate)
+    data, est = _fit(robot, rec, model_cutoff=CUTOFF, decimate=decimate)
     assert data.processing.model_cutoff == CUTOFF
     assert _base_error(plain_data, plain) > 1e-2
     assert _base_error(data, est) < 1e-8
     assert validate(robot, est.result_, rec).overall_relative_error < 1e-6
-    unfiltered = validate(robot, est.result_, rec, processing=Processing(**STATES,
-                                                                          model_cutoff=None))
+    unfiltered = validate(robot, est.result_, rec, processing=Processing(
+        **(STATES | {"decimate": decimate}), model_cutoff=None))
     assert unfiltered.overall_relative_error > 1.0  # the prediction, not the logged torque
     assert "regressor low-passed at 1 Hz" in data.processing.summary()
 

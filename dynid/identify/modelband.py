@@ -18,7 +18,7 @@ was recorded): the cutoff whose filtered regressor fits the training output best
 least squares (a geometric grid, then a bounded scalar search between the grid's neighbours),
 kept when it lowers the training residual by at least :data:`MIN_GAIN` against no filter
 (none is looked for when the unfiltered model already explains the output to rounding).
-The test data are never looked at. An output with a noise floor gets no model filter.
+Only the recordings identified are used. An output with a noise floor gets no model filter.
 
 The filter needs whole recordings: the regressor of a recording is held in memory while it
 is filtered (``samples × outputs × base parameters`` values), then compressed as usual.
@@ -104,7 +104,17 @@ def choose_model_cutoff(regressor, base, recordings: Sequence[Recording], order:
     """The model filter's cutoff (Hz) for processed ``recordings``, or ``None``: none when an
     output channel of a recording has a noise floor, or when no cutoff lowers the ordinary
     least-squares residual by :data:`MIN_GAIN` (see the module docstring). ``keep`` (one
-    (N, n) mask per recording) leaves rows out of the fits."""
+    (N, n) mask per recording) leaves rows out of the fits. Identification calls it for
+    ``Processing(model_cutoff="auto")``.
+
+    Examples
+    --------
+    >>> data = IdentificationData(robot, recordings)      # doctest: +SKIP
+    >>> choose_model_cutoff(data.regressor, data.base, data.processed, order=4)  # doctest: +SKIP
+    1.58
+    >>> data.processing.model_cutoff   # the same, chosen by default   # doctest: +SKIP
+    1.58
+    """
     import scipy.linalg
     from scipy.optimize import minimize_scalar
 

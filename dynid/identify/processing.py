@@ -49,6 +49,9 @@ The defaults are for a user who does not know about filtering (``Processing()``)
 * ``deadzone="auto"``, ``rest="auto"``: per joint, the rows at samples where its speed is
   below ``max(1 % of its peak speed, 3 σ of its velocity noise)`` are left out, and every row
   of spans of 0.1 s or more where all joints are that slow (not with a period);
+* ``model_cutoff="auto"``: an output without a noise floor (low-passed by its logger) gets
+  the low-pass on the regressor that fits it best, when that lowers the residual
+  (:mod:`dynid.identify.modelband`);
 * with a period (periodic excitation), the periods are averaged and filtered in the frequency
   domain instead, and nothing is decimated.
 
