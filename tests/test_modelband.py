@@ -121,3 +121,15 @@ def test_model_cutoff_above_nyquist_is_refused(logged):
         _fit(robot, rec, model_cutoff=150.0)[1]
     with pytest.raises(dynid.DataError, match="model_cutoff: 150 Hz"):
         filter_model(rec.output, RATE, 150.0, ORDER)
+
+
+def test_automatic_model_filter_beyond_the_memory_budget_warns(logged, monkeypatch):
+    from dynid.identify import modelband
+
+    robot, rec, _ = logged
+    monkeypatch.setattr(modelband, "MAX_VALUES", 1000)
+    with pytest.warns(dynid.DynidWarning, match=r"the model filter was not looked for: the "
+                                                r"recordings' regressor holds .* values, more "
+                                                r"than 1e\+03. Give Processing\(model_cutoff=HZ\)"):
+        data = IdentificationData(robot, rec, processing=Processing(**STATES))
+    assert data.processing.model_cutoff is None

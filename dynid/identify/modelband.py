@@ -21,11 +21,14 @@ kept when it lowers the training residual by at least :data:`MIN_GAIN` against n
 Only the recordings identified are used. An output with a noise floor gets no model filter.
 
 The filter needs whole recordings: the regressor of a recording is held in memory while it
-is filtered (``samples × outputs × base parameters`` values), then compressed as usual.
+is filtered (``samples × outputs × base parameters`` values), then compressed as usual; the
+automatic search, which holds every recording's, is skipped with a warning beyond
+:data:`MAX_VALUES`.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -33,15 +36,18 @@ import numpy as np
 from .._blas import single_thread
 from .._files import excerpt
 from .._validate import is_number
-from ..errors import DataError
+from ..errors import DataError, DynidWarning
 from .filters import has_floor, lowpass
 from .recording import Recording
 
-__all__ = ["MIN_GAIN", "check_model_cutoff", "choose_model_cutoff", "filter_model",
+__all__ = ["MAX_VALUES", "MIN_GAIN", "check_model_cutoff", "choose_model_cutoff", "filter_model",
            "model_rows"]
 
 #: Relative reduction of the training residual's norm a model filter must bring to be kept.
 MIN_GAIN = 0.02
+#: Most regressor values (samples × outputs × base parameters, over the recordings) the
+#: automatic search holds in memory (400 MB); beyond, it warns and applies no filter.
+MAX_VALUES = 50_000_000
 #: Candidate cutoffs of the grid, per recording's Nyquist frequency (geometric, 24 points).
 _GRID = np.geomspace(0.005, 0.8, 24)
 #: A model that explains the output to this fraction of its norm needs no filter.
@@ -120,6 +126,14 @@ def choose_model_cutoff(regressor, base, recordings: Sequence[Recording], order:
 
     recs = tuple(recordings)
     if any(r.n_samples < 64 or has_floor(r.output, r.rate).any() for r in recs):
+        return None
+    values = sum(r.n_samples for r in recs) * recs[0].n * base.rank
+    if values > MAX_VALUES:
+        warnings.warn(f"processing: the outputs have no noise floor (low-passed before they "
+                      f"were recorded?), but the model filter was not looked for: the "
+                      f"recordings' regressor holds {values:.3g} values, more than "
+                      f"{MAX_VALUES:.3g}. Give Processing(model_cutoff=HZ) to apply one, or "
+                      "model_cutoff=None", DynidWarning, stacklevel=4)
         return None
     rows = [model_rows(regressor, base, r, r, None, order) for r in recs]
     masks = [np.ones(r.output.shape, bool) if keep is None else k
