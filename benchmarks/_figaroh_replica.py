@@ -37,6 +37,7 @@ import numpy as np
 from scipy import signal
 
 from dynid import datasets
+from dynid.identify.data import _plan, decimate
 from dynid.models import BaseParameters, Regressor, Robot
 
 #: ``dq_lim_def`` of the data set's settings (``config/TX40_config.yaml``), rad/s.
@@ -72,9 +73,23 @@ def _decimate(x: np.ndarray) -> np.ndarray:
     return x
 
 
+def _decimate_fir(x: np.ndarray) -> np.ndarray:
+    return decimate(x, 100)[1]
+
+
 def published_pipeline(root: str | Path, robot: Robot, base: BaseParameters, *,
-                       defects: bool = True) -> tuple[np.ndarray, np.ndarray]:
-    """OLS and WLS base parameters (in ``base``) of the published pipeline on the TX40 run."""
+                       defects: bool = True, decimation: str = "chebyshev",
+                       deadzone_at: str = "decimated") -> tuple[np.ndarray, np.ndarray]:
+    """OLS and WLS base parameters (in ``base``) of the published pipeline on the TX40 run.
+
+    Without the defects, two of its choices can be dynid's instead: ``decimation="fir"``
+    (dynid's decimation filter, :func:`dynid.identify.data.decimate`, which keeps the samples
+    ``L, L + 100, ...`` away from the ends by its half length ``L``, rather than
+    ``scipy.signal.decimate``'s Chebyshev filters twice) and ``deadzone_at="sample"`` (the
+    dead zone tested on the velocity at each kept sample rather than on the decimated
+    velocity)."""
+    if defects and (decimation, deadzone_at) != ("chebyshev", "decimated"):
+        raise ValueError("the published pipeline with its defects has its own choices only")
     root = Path(root)
     q_raw, tau_raw = _load(root, robot)
     q, v, a = _states(q_raw, defects)
@@ -90,8 +105,12 @@ def published_pipeline(root: str | Path, robot: Robot, base: BaseParameters, *,
             W, vj = stacked[j * m:(j + 1) * m], speed[j * m:(j + 1) * m]
         else:
             W, vj = Yb[:, j], v[:, j]
-        y = _decimate(tau[:, j])
-        W, vj = _decimate(W)[:len(y)], _decimate(vj)[:len(y)]
+        vj_raw = vj
+        dec = _decimate if decimation == "chebyshev" else _decimate_fir
+        y = dec(tau[:, j])
+        W, vj = dec(W)[:len(y)], dec(vj)[:len(y)]
+        if deadzone_at == "sample":
+            vj = vj_raw[_plan(len(vj_raw), 100)[2]] if decimation == "fir" else vj_raw[::100]
         keep = np.abs(vj) >= DQ_LIM[j]
         rows.append(W[keep])
         outputs.append(y[keep])

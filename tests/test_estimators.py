@@ -56,6 +56,37 @@ def test_exact_data_give_the_base_parameters(estimator):
         assert est.result_.solver["lmi_min_eigenvalue"] >= 1e-6 - 1e-9
 
 
+@pytest.mark.parametrize("stalls", [1, 3])
+def test_an_inaccurate_interior_point_solve_is_solved_again_looser(monkeypatch, stalls):
+    """Clarabel stopping short of its tolerance (status ``optimal_inaccurate``) is solved
+    again at ten times it: that solve's status and tolerance are reported when it is optimal,
+    else the first tolerance is solved again, with a warning."""
+    calls = []
+    run = PhysicallyConsistent._run
+
+    def stalling(self, problem, tolerance=None):
+        status = run(self, problem, tolerance)
+        calls.append(tolerance)
+        return "optimal_inaccurate" if len(calls) <= stalls else status
+
+    monkeypatch.setattr(PhysicallyConsistent, "_run", stalling)
+    theta = ROBOT.prior * 1.1
+    data = _data(theta, noise=np.eye(3) * 1e-20)
+    if stalls == 1:
+        est = PhysicallyConsistent().fit(data)
+        assert calls == [None, 1e-8]
+        assert est.result_.solver["status"] == "optimal"
+        assert est.result_.solver["tolerance"] == 1e-8
+    else:
+        with pytest.warns(dynid.DynidWarning, match="CLARABEL reports an inaccurate solution"):
+            est = PhysicallyConsistent().fit(data)
+        assert calls == [None, 1e-8, None]
+        assert est.result_.solver["status"] == "optimal_inaccurate"
+        assert est.result_.solver["tolerance"] == 1e-9
+    np.testing.assert_allclose(est.base_params_, BASE.to_base(theta), rtol=1e-6,
+                               atol=1e-9 * np.abs(BASE.to_base(theta)).max())
+
+
 def test_gauss_markov_uncertainty_is_honest():
     """Over many noise draws with a full output covariance, the Gauss–Markov estimates scatter
     as their covariance (Abdellatif (10)) says, and better than OLS."""

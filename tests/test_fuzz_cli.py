@@ -247,7 +247,8 @@ def odd_recordings(draw, workspace) -> dict:
 PROCESSING = st.sampled_from([[], ["--cutoff", "none", "--decimate", "1"], ["--decimate", "7"],
                               ["--cutoff", "5"], ["--output-cutoff", "5"], ["--period", "2"],
                               ["--period", "2", "--harmonics-cutoff", "3"], ["--skip", "30"],
-                              ["--derivatives", "positions"], ["--order", "12"]])
+                              ["--derivatives", "positions"], ["--order", "12"],
+                              ["--model-cutoff", "3"]])
 
 
 @FUZZ_SETTINGS

@@ -55,10 +55,12 @@ def test_processing_options_and_methods_reach_the_result(recordings, tmp_path, c
     out = tmp_path / "result.json"
     for method in ("ols", "wls", "gauss-markov"):
         assert main(["identify", "panda", str(train), "-o", str(out), "--method", method,
-                     "--skip", "10", "--cutoff", "20", "--decimate", "5"]) == 0
+                     "--skip", "10", "--cutoff", "20", "--decimate", "5",
+                     "--model-cutoff", "8"]) == 0
         result = load_result(out)
         assert result.method == method
-        assert result.processing == Processing(skip=10, cutoff=20.0, decimate=5)
+        assert result.processing == Processing(skip=10, cutoff=20.0, decimate=5,
+                                               model_cutoff=8.0)
     assert main(["identify", "panda", str(train), "-o", str(out), "--method", "consistent",
                  "--covariance", "bootstrap", "--draws", "20"]) == 0
     result = load_result(out)

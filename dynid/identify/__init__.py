@@ -57,6 +57,7 @@ from .friction_choice import FrictionChoice, select_friction
 from .gains import DriveGains, identify_drive_gains
 from .iv import InstrumentalVariables
 from .likelihood import MaximumLikelihood
+from .modelband import choose_model_cutoff, filter_model
 from .outcome import Outcome
 from .payload import Payload, identify_payload
 from .periodic import PeriodAverage, average_periods, spectral_states
@@ -121,6 +122,7 @@ __all__ = [
     "Whiteness",
     "average_periods",
     "butterworth_states",
+    "choose_model_cutoff",
     "choose_processing",
     "com_boxes",
     "compare_structures",
@@ -129,6 +131,7 @@ __all__ = [
     "essential_parameters",
     "estimate_delays",
     "estimate_states",
+    "filter_model",
     "identify_drive_gains",
     "identify_friction",
     "identify_payload",

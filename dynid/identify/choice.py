@@ -77,7 +77,10 @@ def choose_processing(robot, recordings: Sequence[Recording], processing: Proces
     tried, fits = [], []
     for option in options:
         try:
-            data = IdentificationData(robot, recordings, processing=option, base=base)
+            # The model filter is looked for once, with the processing chosen.
+            plain = replace(option, model_cutoff=None) if option.model_cutoff == "auto" \
+                else option
+            data = IdentificationData(robot, recordings, processing=plain, base=base)
             system = data.system()
             theta = gauss_markov(system, first_pass_covariance(system, diagonal=True))[0]
             residuals = data.residuals(theta)

@@ -113,6 +113,11 @@ def recording_options(parser: argparse.ArgumentParser, *, processing: bool = Tru
                    help="leave out spans of S s or more with every joint in its dead zone")
     g.add_argument("--output-cutoff", type=word_or(hz, none=None), default=argparse.SUPPRESS,
                    metavar="HZ|none", help="low-pass of the output, Hz (default: not filtered)")
+    g.add_argument("--model-cutoff", type=word_or(hz, auto="auto", none=None),
+                   default=argparse.SUPPRESS, metavar="HZ|auto|none",
+                   help="low-pass of the regressor (and of the prediction in validation), Hz, "
+                        "for an output the logger low-passed before writing it; auto "
+                        "(default): looked for when the output has no noise floor")
     g.add_argument("--decimate", type=word_or(whole(1, 10_000), auto="auto"),
                    default=argparse.SUPPRESS, metavar="N|auto",
                    help="filter regressor and output alike and keep 1 sample in N (1 to 10000)")

@@ -356,7 +356,16 @@ class PhysicallyConsistent(Estimator):
         cp = _cvxpy()
         params = robot.parameters
         problem, x, groups = built.problem, built.x, built.groups
-        status = self._run(problem)
+        status, tolerance = self._run(problem), self.tolerance
+        if status == cp.OPTIMAL_INACCURATE and self.solver != "SCS":
+            # An interior-point solve that stalls just short of a tight tolerance is solved
+            # again at ten times it; the status and tolerance reported are those of the solve
+            # kept (the first one's when the second does not reach optimal either).
+            status = self._run(problem, 10 * tolerance)
+            if status == cp.OPTIMAL:
+                tolerance = 10 * tolerance
+            else:
+                status = self._run(problem)
         if status in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE):
             self._raise_infeasible(groups)
         if status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE) or x.value is None:
@@ -364,7 +373,7 @@ class PhysicallyConsistent(Estimator):
                               f"{status!r}; try {self._other()} or a looser tolerance")
         raw = built.scale * x.value
         violated = {name: check(raw) for name, (_, check) in groups.items()}
-        violated = {k: v for k, v in violated.items() if v > 1e3 * self.tolerance}
+        violated = {k: v for k, v in violated.items() if v > 1e3 * tolerance}
         if violated:
             feasibility = cp.Problem(cp.Minimize(0), problem.constraints)
             if self._run(feasibility) in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE):
@@ -381,7 +390,7 @@ class PhysicallyConsistent(Estimator):
         eig = {link: float(np.linalg.eigvalsh(pseudo_inertia(value[params.link_block(link)]))[0])
                for link in params.links}
         stats = problem.solver_stats
-        info = {"status": status, "solver": self.solver,
+        info = {"status": status, "solver": self.solver, "tolerance": tolerance,
                 "solve_time": getattr(stats, "solve_time", None),
                 "iterations": getattr(stats, "num_iters", None),
                 "lmi_min_eigenvalue": min(eig.values()) if eig else None,
@@ -407,12 +416,12 @@ class PhysicallyConsistent(Estimator):
             terms.append(-cp.log_det(J) + cp.trace(np.linalg.inv(Jp) @ J))
         return cp.sum(cp.hstack(terms)) if terms else 0.0
 
-    def _run(self, problem) -> str:
+    def _run(self, problem, tolerance: float | None = None) -> str:
         cp = _cvxpy()
-        kwargs = ({"eps_abs": self.tolerance, "eps_rel": self.tolerance,
-                   "max_iters": self.max_iters} if self.solver == "SCS" else
-                  {"tol_gap_abs": self.tolerance, "tol_gap_rel": self.tolerance,
-                   "tol_feas": self.tolerance})
+        tol = self.tolerance if tolerance is None else tolerance
+        kwargs = ({"eps_abs": tol, "eps_rel": tol, "max_iters": self.max_iters}
+                  if self.solver == "SCS" else
+                  {"tol_gap_abs": tol, "tol_gap_rel": tol, "tol_feas": tol})
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", UserWarning)

@@ -32,10 +32,12 @@ from dataclasses import replace
 
 import numpy as np
 
+from .._validate import is_number
 from ..errors import DataError, DynidWarning
 from ..models import BaseParameters, Regressor, Robot, base_parameters
 from .exclusion import AUTO_REST, Excluded, Exclusion, auto_thresholds
 from .filters import _signal, decimation_filter
+from .modelband import choose_model_cutoff, model_rows
 from .outcome import Outcome
 from .processing import Processing
 from .recording import Recording
@@ -285,6 +287,8 @@ class IdentificationData(CompressedData):
         #: The dead zone and rests applied (``None``: no row left out).
         self.exclusion: Exclusion | None = None
         self.processing = self._resolve_exclusion(processing)
+        if self.processing.model_cutoff == "auto":
+            self.processing = replace(self.processing, model_cutoff=self._model_cutoff())
 
     def with_robot(self, robot: Robot, *, base: BaseParameters | None = None
                    ) -> IdentificationData:
@@ -324,6 +328,18 @@ class IdentificationData(CompressedData):
         excluded.check(self.exclusion, peaks, self.robot.basis_units, automatic=automatic)
         return replace(processing, outcome=Outcome.of(processing.cutoff, processing.order, rate,
                                                       excluded, self.estimated_delays))
+
+    def _model_cutoff(self) -> float | None:
+        """The model filter's cutoff chosen on these recordings
+        (:func:`~dynid.identify.modelband.choose_model_cutoff`), ``None`` with a period."""
+        if self.processing.period is not None:
+            return None
+        keep = []
+        for rec in self.processed:
+            _, sat, rest, dead = self._masks(rec, 1)
+            keep.append(~(rest[:, None] | dead | sat[:, None]))
+        return choose_model_cutoff(self.regressor, self.base, self.processed,
+                                   self.processing.order, keep)
 
     def _count_excluded(self) -> Excluded:
         D = int(self.processing.decimate)
@@ -448,22 +464,31 @@ class IdentificationData(CompressedData):
         centers, bad, rest, dead = self._masks(rec, D)
         use = ~(rest[:, None] | dead)
         C = self.chunk_size
+        cutoff = self.processing.model_cutoff
+        if is_number(cutoff):  # the model filter needs the whole recording's regressor
+            Yall, known_all, y = model_rows(self.regressor, self.base, rec, at, cutoff,
+                                            self.processing.order, output_error)
+
+            def rows(sl: slice) -> tuple[np.ndarray, np.ndarray]:
+                return Yall[sl], y[sl] - known_all[sl]
+        else:
+            def rows(sl: slice) -> tuple[np.ndarray, np.ndarray]:
+                Y, known = self.regressor.affine(q[sl], v[sl], a[sl])
+                return self.base.regressor(Y), y[sl] - (0.0 if output_error else known)
         if D == 1:
             for start in range(0, rec.n_samples, C):
                 sl = slice(start, start + C)
                 keep = ~bad[sl]
-                Y, known = self.regressor.affine(q[sl], v[sl], a[sl])
-                known = 0.0 if output_error else known
-                yield self.base.regressor(Y)[keep], (y[sl] - known)[keep], use[sl][keep]
+                Yb, ys = rows(sl)
+                yield Yb[keep], ys[keep], use[sl][keep]
             return
         h, L, _, first = _plan(rec.n_samples, D)
         per_chunk = max(1, C // D)
         for j0 in range(0, len(centers), per_chunk):
             c = centers[j0:j0 + per_chunk]
             sl = slice(c[0] - L, c[-1] + L + 1)
-            Y, known = self.regressor.affine(q[sl], v[sl], a[sl])
-            known = 0.0 if output_error else known
-            Yf = _signal().upfirdn(h, self.base.regressor(Y), down=D, axis=0)[first:first + len(c)]
-            yf = _signal().upfirdn(h, y[sl] - known, down=D, axis=0)[first:first + len(c)]
+            Yb, ys = rows(sl)
+            Yf = _signal().upfirdn(h, Yb, down=D, axis=0)[first:first + len(c)]
+            yf = _signal().upfirdn(h, ys, down=D, axis=0)[first:first + len(c)]
             keep = ~bad[j0:j0 + len(c)]
             yield Yf[keep], yf[keep], use[j0:j0 + len(c)][keep]

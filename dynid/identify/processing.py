@@ -49,6 +49,9 @@ The defaults are for a user who does not know about filtering (``Processing()``)
 * ``deadzone="auto"``, ``rest="auto"``: per joint, the rows at samples where its speed is
   below ``max(1 % of its peak speed, 3 σ of its velocity noise)`` are left out, and every row
   of spans of 0.1 s or more where all joints are that slow (not with a period);
+* ``model_cutoff="auto"``: an output without a noise floor (low-passed by its logger) gets
+  the low-pass on the regressor that fits it best, when that lowers the residual
+  (:mod:`dynid.identify.modelband`);
 * with a period (periodic excitation), the periods are averaged and filtered in the frequency
   domain instead, and nothing is decimated.
 
@@ -79,6 +82,7 @@ from .filters import (
     zero_phase_response,
 )
 from .kinematics import check_kinematics, kinematics_order, map_first, to_basis
+from .modelband import check_model_cutoff
 from .outcome import KEYS as OUTCOME_KEYS
 from .outcome import Outcome
 from .periodic import PeriodAverage, average_periods, spectral_states
@@ -170,6 +174,13 @@ class Processing:
         actuator coordinates filtered and differentiated, then mapped with their
         derivatives: for an excitation designed in motor space), or ``"auto"`` (default):
         ``"after"`` for gears, levers and couplings, ``"before"`` for other transmissions.
+    model_cutoff
+        Zero-phase Butterworth (of ``order``, Hz) applied to the model side, every regressor
+        column along time, for an output that the logger low-passed before it wrote it
+        (:mod:`dynid.identify.modelband`); validation filters the prediction alike. ``None``:
+        no model filter; ``"auto"`` (default): identification looks for one when the outputs
+        have no noise floor, chooses its cutoff on the training data by least squares, and
+        keeps the number here (``None`` when none helps); elsewhere ``"auto"`` means none.
 
     Examples
     --------
@@ -180,6 +191,7 @@ class Processing:
     >>> Processing(delay="estimate")  # estimated by identification
     >>> Processing(differentiation="rts")   # positions smoothed by a Kalman smoother
     >>> Processing(period=10.0, harmonics_cutoff=0.6, kinematics="before")  # hexapod legs
+    >>> Processing(model_cutoff=2.0)  # the logger low-passed the torques at 2 Hz
     """
 
     cutoff: float | str | None = "auto"
@@ -197,10 +209,12 @@ class Processing:
     delay: Delays | float | str | None = None
     differentiation: str = "auto"
     kinematics: str = "auto"
+    model_cutoff: float | str | None = "auto"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "delay", delay_setting(self.delay))
         check_differentiation(self.differentiation)
+        check_model_cutoff(self.model_cutoff)
         check_kinematics(self.kinematics)
         if self.derivatives not in DERIVATIVES:
             raise DataError(f"derivatives: expected one of {', '.join(map(repr, DERIVATIVES))}"
@@ -314,6 +328,9 @@ class Processing:
             lines = [f"low-pass  {'none' if self.cutoff is None else 'automatic'}"]
         lines.append(f"derivatives {self.derivatives}, differentiation "
                      f"{self.differentiation}; decimated by {self.decimate}")
+        if is_number(self.model_cutoff):
+            lines.append(f"model     regressor low-passed at {self.model_cutoff:g} Hz (order "
+                         f"{self.order}, forward and backward), as the output was recorded")
         if isinstance(self.delay, Delays):
             how = "estimated and " if outcome is not None and outcome.delays is not None else ""
             lines.append(f"delay     {self.delay.summary()} behind the positions, {how}"
@@ -347,7 +364,8 @@ class Processing:
     @classmethod
     def from_dict(cls, data: dict) -> Processing:
         """Read back :meth:`to_dict`. Files written before the dead zone existed have no
-        ``deadzone`` entry: nothing was left out of them, so it reads as ``None``."""
+        ``deadzone`` entry: nothing was left out of them, so it reads as ``None``; likewise
+        a missing ``model_cutoff`` (no model filter)."""
         if not isinstance(data, dict):
             raise DataError(f"processing settings: expected a mapping, found {excerpt(data)}")
         names = {f.name for f in fields(cls)} - {"outcome"}
@@ -357,6 +375,7 @@ class Processing:
         settings = {k: v for k, v in data.items() if k in names}
         if "deadzone" not in settings:
             settings.update(deadzone=None, rest=settings.get("rest"))
+        settings.setdefault("model_cutoff", None)  # files written before it existed
         out = cls(**settings)
         if any(k in data for k in OUTCOME_KEYS):
             out = replace(out, outcome=Outcome.from_dict(data, out.cutoff, out.order))

@@ -15,9 +15,11 @@ from pathlib import Path
 
 import numpy as np
 
+from .._validate import is_number
 from ..errors import DataError
 from ..models import Regressor, Robot
 from .data import check_informative, check_recording, decimate, decimated_flags
+from .modelband import filter_model
 from .processing import Processing
 from .recording import Recording
 from .result import IdentificationResult
@@ -141,7 +143,8 @@ def validate(robot: Robot, params: IdentificationResult | np.ndarray, recording:
         How to process it (default: the result's processing, else
         :class:`~dynid.identify.processing.Processing`'s defaults, chosen for this recording).
         With decimation, measured and predicted outputs pass through the same filter before
-        they are compared.
+        they are compared; with a model filter (``model_cutoff``), the prediction passes
+        through it first, as the output did before it was recorded.
     """
     recording = check_recording(robot, recording, reorder=True)
     check_informative([recording])
@@ -153,6 +156,9 @@ def validate(robot: Robot, params: IdentificationResult | np.ndarray, recording:
     keep = ~processed.saturated.any(axis=1)
     time, measured = processed.time, processed.output
     predicted = predict(robot, params, processed)
+    if is_number(processing.model_cutoff):  # the output was low-passed before it was recorded
+        predicted = filter_model(predicted, processed.rate, processing.model_cutoff,
+                                 processing.order)
     if processing.decimate > 1:
         # Compare what the identification saw: both outputs through the same filter.
         D = int(processing.decimate)

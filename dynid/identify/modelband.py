@@ -1,0 +1,168 @@
+"""The model low-passed as the output was: parallel filtering of an output filtered at capture.
+
+Some loggers low-pass the output (torque, current) before they write it, in a narrower band
+than the positions: FloBaRoID's KUKA LWR4+ logger, for instance, low-passed the positions at
+3 Hz and the torques at 2 Hz. The regressor built from the positions then holds motion that
+the recorded output lacks, and the mismatch grows with the speed of the motion. Passing the
+regressor through the same low-pass as the output restores the model (it is linear in the
+parameters, so ``F(Y) θ = F(Y θ)``) without filtering the measured output again:
+
+    y_recorded = F(τ) ≈ F(Y) θ
+
+``Processing(model_cutoff=f)`` applies a zero-phase Butterworth of the processing's order,
+designed at ``f`` Hz, to every regressor column along time (before any decimation), and
+validation applies it to the prediction. With ``model_cutoff="auto"`` (the default),
+identification looks for such a filter when every output channel of every recording lacks a
+noise floor (:func:`~dynid.identify.filters.has_floor`: the signal was low-passed before it
+was recorded): the cutoff whose filtered regressor fits the training output best by ordinary
+least squares (a geometric grid, then a bounded scalar search between the grid's neighbours),
+kept when it lowers the training residual by at least :data:`MIN_GAIN` against no filter
+(none is looked for when the unfiltered model already explains the output to rounding).
+Only the recordings identified are used. An output with a noise floor gets no model filter.
+
+The filter needs whole recordings: the regressor of a recording is held in memory while it
+is filtered (``samples × outputs × base parameters`` values), then compressed as usual; the
+automatic search, which holds every recording's, is skipped with a warning beyond
+:data:`MAX_VALUES`.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+
+import numpy as np
+
+from .._blas import single_thread
+from .._files import excerpt
+from .._validate import is_number
+from ..errors import DataError, DynidWarning
+from .filters import has_floor, lowpass
+from .recording import Recording
+
+__all__ = ["MAX_VALUES", "MIN_GAIN", "check_model_cutoff", "choose_model_cutoff", "filter_model",
+           "model_rows"]
+
+#: Relative reduction of the training residual's norm a model filter must bring to be kept.
+MIN_GAIN = 0.02
+#: Most regressor values (samples × outputs × base parameters, over the recordings) the
+#: automatic search holds in memory (400 MB); beyond, it warns and applies no filter.
+MAX_VALUES = 50_000_000
+#: Candidate cutoffs of the grid, per recording's Nyquist frequency (geometric, 24 points).
+_GRID = np.geomspace(0.005, 0.8, 24)
+#: A model that explains the output to this fraction of its norm needs no filter.
+_EXACT = 1e-6
+
+
+def check_model_cutoff(value: object) -> None:
+    """Raise :class:`DataError` unless ``value`` is ``None``, ``"auto"`` or a frequency > 0
+    Hz."""
+    if value is None or (value == "auto" and isinstance(value, str)):
+        return
+    if not (is_number(value) and 0 < value < np.inf):
+        raise DataError(f"model_cutoff: expected a frequency > 0 Hz (the low-pass the output "
+                        f"passed before it was recorded), 'auto' or None, found "
+                        f"{excerpt(value)}; e.g. Processing(model_cutoff=2.0)")
+
+
+def filter_model(x: np.ndarray, rate: float, cutoff: float | None, order: int) -> np.ndarray:
+    """``x`` (N, ...) through the model filter: a zero-phase Butterworth of ``order`` designed
+    at ``cutoff`` Hz along the first axis (:func:`~dynid.identify.filters.lowpass`); ``x``
+    itself for ``None``.
+
+    Examples
+    --------
+    >>> t = np.arange(0, 10, 0.005)
+    >>> y = filter_model(np.sin(2 * np.pi * 5 * t)[:, None], 200.0, 2.0, 4)   # mostly gone
+    """
+    if cutoff is None:
+        return np.asarray(x, dtype=float)
+    if not cutoff < rate / 2:
+        raise DataError(f"model_cutoff: {cutoff:g} Hz is not below the Nyquist frequency "
+                        f"{rate / 2:g} Hz of a recording at {rate:g} Hz; give a lower cutoff "
+                        "(or None)")
+    return lowpass(x, rate, float(cutoff), order)
+
+
+def model_rows(regressor, base, rec: Recording, states: Recording, cutoff: float | None,
+               order: int, output_error: bool = False
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The base regressor (N, n, b), the known bodies' output (N, n) and the output (N, n)
+    of a whole processed recording, at the states of ``states`` (the recording itself, or a
+    simulated run of the same samples), the model side through the model filter. With
+    ``output_error`` the output is the recording's less the simulated run's (filtered as the
+    model), and the known bodies' output is zero."""
+    parts = [(base.regressor(Y), known) for Y, known in
+             (regressor.affine(states.positions[sl], states.velocities[sl],
+                               states.accelerations[sl])
+              for sl in (slice(k, k + 2048) for k in range(0, rec.n_samples, 2048)))]
+    Yb = np.concatenate([p[0] for p in parts])
+    known = np.concatenate([p[1] for p in parts])
+    Yb = filter_model(Yb, rec.rate, cutoff, order)
+    y = rec.output
+    if output_error:
+        return Yb, np.zeros_like(known), y - filter_model(states.output, rec.rate, cutoff, order)
+    return Yb, filter_model(known, rec.rate, cutoff, order), y
+
+
+def choose_model_cutoff(regressor, base, recordings: Sequence[Recording], order: int,
+                        keep: Sequence[np.ndarray] | None = None) -> float | None:
+    """The model filter's cutoff (Hz) for processed ``recordings``, or ``None``: none when an
+    output channel of a recording has a noise floor, or when no cutoff lowers the ordinary
+    least-squares residual by :data:`MIN_GAIN` (see the module docstring). ``keep`` (one
+    (N, n) mask per recording) leaves rows out of the fits. Identification calls it for
+    ``Processing(model_cutoff="auto")``.
+
+    Examples
+    --------
+    >>> data = IdentificationData(robot, recordings)      # doctest: +SKIP
+    >>> choose_model_cutoff(data.regressor, data.base, data.processed, order=4)  # doctest: +SKIP
+    1.58
+    >>> data.processing.model_cutoff   # the same, chosen by default   # doctest: +SKIP
+    1.58
+    """
+    import scipy.linalg
+    from scipy.optimize import minimize_scalar
+
+    recs = tuple(recordings)
+    if any(r.n_samples < 64 or has_floor(r.output, r.rate).any() for r in recs):
+        return None
+    values = sum(r.n_samples for r in recs) * recs[0].n * base.rank
+    if values > MAX_VALUES:
+        warnings.warn(f"processing: the outputs have no noise floor (low-passed before they "
+                      f"were recorded?), but the model filter was not looked for: the "
+                      f"recordings' regressor holds {values:.3g} values, more than "
+                      f"{MAX_VALUES:.3g}. Give Processing(model_cutoff=HZ) to apply one, or "
+                      "model_cutoff=None", DynidWarning, stacklevel=4)
+        return None
+    rows = [model_rows(regressor, base, r, r, None, order) for r in recs]
+    masks = [np.ones(r.output.shape, bool) if keep is None else k
+             for r, k in zip(recs, keep or [None] * len(recs), strict=True)]
+    nyquist = min(r.rate for r in recs) / 2
+    lowest = max(1.0 / min(r.n_samples / r.rate for r in recs), _GRID[0] * nyquist)
+
+    def residual(cutoff: float | None) -> float:
+        W = np.concatenate([filter_model(Yb, r.rate, cutoff, order)[m]
+                            for (Yb, _, _), r, m in zip(rows, recs, masks, strict=True)])
+        y = np.concatenate([(yo - filter_model(kn, r.rate, cutoff, order))[m]
+                            for (_, kn, yo), r, m in zip(rows, recs, masks, strict=True)])
+        # The residual norm of least squares: the last diagonal entry of the triangular
+        # factor of [W y] (W, the base regressor, has full column rank).
+        with single_thread():
+            R = scipy.linalg.qr(np.column_stack([W, y]), mode="r", check_finite=False)[0]
+        return float(abs(R[W.shape[1], W.shape[1]]))
+
+    grid = np.array([f for f in _GRID * nyquist if f >= lowest])
+    unfiltered = residual(None)
+    total = np.sqrt(sum(float(np.sum(yo[m] ** 2)) for (_, _, yo), m in zip(rows, masks,
+                                                                             strict=True)))
+    if not len(grid) or unfiltered <= _EXACT * total:
+        return None
+    scores = np.array([residual(float(f)) for f in grid])
+    i = int(np.argmin(scores))
+    low, high = np.log(grid[max(i - 1, 0)]), np.log(grid[min(i + 1, len(grid) - 1)])
+    found = minimize_scalar(lambda x: residual(float(np.exp(x))), bounds=(low, high),
+                            method="bounded", options={"xatol": 1e-3})
+    best, score = (float(np.exp(found.x)), found.fun) if found.fun < scores[i] else \
+        (float(grid[i]), scores[i])
+    return float(f"{best:.4g}") if score <= (1 - MIN_GAIN) * unfiltered else None
