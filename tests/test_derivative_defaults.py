@@ -1,7 +1,8 @@
 """The automatic processing of positions that the derivatives study chose: positions
 low-passed before they were recorded (no noise floor) are decimated, not filtered again; a
-stated encoder resolution moves the cutoff as high as its quantization error allows; and the
-default holds on the KUKA LWR4+ data (positions alone as good as its recorded derivatives)."""
+stated encoder resolution moves the cutoff as high as its quantization error allows;
+drive-estimated velocities get the positions' band; and the default holds on the KUKA LWR4+
+data (positions alone as good as its recorded derivatives)."""
 
 from __future__ import annotations
 
@@ -177,3 +178,49 @@ def test_the_default_holds_on_the_kuka_data(kuka):
     assert positions <= 2.3
     assert positions <= recorded + 0.1
     assert abs(positions - alike) <= 0.1
+
+
+def test_drive_velocities_get_the_positions_band():
+    """Velocities as a drive estimates them (backward differences of its 2¹⁸-increment
+    encoder, low-passed by a first-order filter of 1 ms) have a noise floor rising with
+    frequency up to the low-pass: measured at the top of the band it hides the motion's top,
+    so their own bandwidth is below the positions' (by a factor of about 3 on the simulated
+    Panda of ``benchmarks/derivatives.py``). The motion's band is the widest that any of its
+    measurements shows: the candidates of the ``"velocities"`` source are the positions',
+    and the accelerations derived from the velocities at the cutoff chosen without a fit are
+    closer to the truth than at their own band."""
+    from scipy.signal import lfilter
+
+    from dynid.identify.filters import signal_bandwidth
+
+    rate, counts, tau = 2000.0, 2 ** 18, 1e-3
+    robot, t, q, v, a = _arm_motion(rate, 20.0)
+    step = float(resolution_from_increments(counts)[0])
+    qq = step * np.round(q / step)
+    alpha = (1 / rate) / (tau + 1 / rate)
+    drive = lfilter([alpha], [1, alpha - 1], np.diff(qq, axis=0, prepend=qq[:1]) * rate,
+                    axis=0)
+    y = dynid.Regressor(robot).predict(q, v, a, robot.prior)
+    rec = Recording(t, qq, y, velocities=drive, names=robot.joint_names).select(
+        slice(200, None))
+    own = signal_bandwidth(rec.velocities, rate).max()
+    positions = signal_bandwidth(rec.positions, rate).max()
+    print(f"bandwidth of the velocities {own:g} Hz, of the positions {positions:g} Hz")
+    assert own < positions
+    from_velocities = Processing(derivatives="velocities").candidates(rec)
+    from_positions = Processing(derivatives="positions").candidates(rec)
+    assert [p.cutoff for p in from_velocities] == [p.cutoff for p in from_positions]
+    assert [p.decimate for p in from_velocities] == [p.decimate for p in from_positions]
+
+    def acceleration_error(cutoff: float) -> float:
+        states = Processing(derivatives="velocities", cutoff=cutoff, decimate=1).apply(rec)
+        # The drive's filter delays the velocities by τ + dt/2: compared with the truth then.
+        truth = np.array([np.interp(rec.time - tau - 0.5 / rate, t, col) for col in a.T]).T
+        inner = slice(rec.n_samples // 10, -(rec.n_samples // 10))
+        return float(np.sqrt(np.mean((states.accelerations - truth)[inner] ** 2) /
+                             np.mean(truth[inner] ** 2)))
+
+    chosen, narrow = acceleration_error(from_velocities[1].cutoff), acceleration_error(own)
+    print(f"relative acceleration error: {chosen:.4f} at {from_velocities[1].cutoff:g} Hz, "
+          f"{narrow:.4f} at {own:g} Hz")
+    assert chosen < narrow

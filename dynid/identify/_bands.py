@@ -20,10 +20,14 @@ MIN_DECIMATED = 100
 
 
 def widest_band(recordings: Sequence[Recording], sources: Sequence[str]) -> float | None:
-    """The highest signal bandwidth over every coordinate and recording of the signal that is
-    differentiated (the positions, or the recorded velocities for the ``"velocities"``
-    source); ``None`` (no filter) when a recording is not uniformly sampled (with a warning)
-    or the spectrum is flat (samples at unrelated states, or no motion above the noise)."""
+    """The highest signal bandwidth over every coordinate and recording of the positions,
+    and of the recorded velocities for the ``"velocities"`` source (the motion's band is where
+    any of its measurements still stands above that measurement's noise floor: velocities
+    that a drive differentiated and low-passed have a floor rising with frequency, which
+    :func:`~dynid.identify.filters.signal_bandwidth` takes at its top, so they alone would
+    understate the band); ``None`` (no filter) when a recording is not uniformly sampled
+    (with a warning) or the spectrum is flat (samples at unrelated states, or no motion above
+    the noise)."""
     best = 0.0
     for rec, source in zip(recordings, sources, strict=True):
         if not rec.is_uniform(0.05):
@@ -32,8 +36,8 @@ def widest_band(recordings: Sequence[Recording], sources: Sequence[str]) -> floa
                           "recording onto a uniform grid to filter it", DynidWarning,
                           stacklevel=5)
             return None
-        signal = rec.velocities if source == "velocities" else rec.positions
-        best = max(best, float(signal_bandwidth(signal, rec.rate).max()))
+        signals = [rec.positions] + ([rec.velocities] if source == "velocities" else [])
+        best = max([best] + [float(signal_bandwidth(x, rec.rate).max()) for x in signals])
     return best if best > 0 else None
 
 
