@@ -51,6 +51,7 @@ from .._files import excerpt
 from .._linalg import stack_triangular
 from .._validate import is_number
 from ..errors import DataError, DynidWarning
+from ._bands import KEPT
 from .exclusion import Exclusion
 from .filters import TAPS_PER_FACTOR, differentiate, lowpass
 from .recording import Recording
@@ -224,7 +225,10 @@ def estimate_delays(robot, recordings: Recording | Sequence[Recording], processi
         Raw recordings (one delay for all of them), at the same rate.
     processing
         How the states are derived for the output's fit (default: ``Processing()``);
-        automatic settings are chosen without a fit (:meth:`Processing.resolve`).
+        automatic settings are chosen without a fit (:meth:`Processing.resolve`). The fits
+        are not decimated, so an automatic cutoff is lowered to twice the band that the
+        chosen decimation keeps (:data:`~dynid.identify._bands.KEPT`): the low-pass then
+        leaves the regressor the band that identification keeps, not the noise above it.
     base
         The robot's base parameters (default: computed).
     bound
@@ -248,9 +252,12 @@ def estimate_delays(robot, recordings: Recording | Sequence[Recording], processi
     M = _largest_lag(recs, rate, bound)
     plain = replace(processing, delay=None, period=None, harmonics_cutoff=None, skip=0)
     plain = plain.resolve(recs) if not plain.resolved else plain
+    if processing.cutoff == "auto":
+        plain = replace(plain, cutoff=_undecimated(plain.cutoff))
     velocities = None
     if all(r.velocities is not None for r in recs):
-        cutoff = replace(plain, derivatives="positions", cutoff="auto").resolve(recs).cutoff \
+        cutoff = _undecimated(replace(plain, derivatives="positions", cutoff="auto")
+                              .resolve(recs).cutoff) \
             if processing.cutoff == "auto" else plain.cutoff
         velocities = _search(_VelocityFit(recs, cutoff, plain.order, rate, M), M, rate,
                              "the recorded velocities")
@@ -260,6 +267,12 @@ def estimate_delays(robot, recordings: Recording | Sequence[Recording], processi
     fit = _OutputFit([plain.apply(r, robot) for r in recs], Regressor(robot), base, reach, M,
                      M + _margin(plain, rate))
     return Delays(_search(fit, M, rate, "the output"), velocities)
+
+
+def _undecimated(cutoff: float | None) -> float | None:
+    """An automatic cutoff lowered for a fit without decimation: twice the band its
+    decimation keeps (three significant digits)."""
+    return None if cutoff is None else float(f"{2 * KEPT * cutoff:.3g}")
 
 
 def _common_rate(recs: Sequence[Recording]) -> float:
