@@ -107,7 +107,7 @@ def _quantized_arm(counts: int, noise: float, seed: int = 0):
 
 def test_a_stated_resolution_raises_the_cutoff_as_far_as_its_quantization_allows():
     """A 2¹⁶-increment joint encoder and 0.05 N·m of torque noise. Without a resolution,
-    among residuals equally white the 1.5 multiple of the bandwidth is kept; with it, the
+    among residuals equally white the 3 multiple of the bandwidth is kept; with it, the
     quantization's output error is measured for the higher cutoffs as white, and the highest
     where it stays below 0.3 of the residual's σ is kept: the identified result then reports
     that share, and nothing warns."""

@@ -51,7 +51,6 @@ from .._files import excerpt
 from .._linalg import stack_triangular
 from .._validate import is_number
 from ..errors import DataError, DynidWarning
-from ._bands import KEPT
 from .exclusion import Exclusion
 from .filters import TAPS_PER_FACTOR, differentiate, lowpass
 from .recording import Recording
@@ -226,9 +225,10 @@ def estimate_delays(robot, recordings: Recording | Sequence[Recording], processi
     processing
         How the states are derived for the output's fit (default: ``Processing()``);
         automatic settings are chosen without a fit (:meth:`Processing.resolve`). The fits
-        are not decimated, so an automatic cutoff is lowered to twice the band that the
-        chosen decimation keeps (:data:`~dynid.identify._bands.KEPT`): the low-pass then
-        leaves the regressor the band that identification keeps, not the noise above it.
+        are not decimated, so an automatic cutoff is lowered to at most twice the band that
+        the chosen decimation keeps (``rate / decimate``): the low-pass then leaves the
+        regressor about the band that identification keeps, not the differentiated noise
+        above it.
     base
         The robot's base parameters (default: computed).
     bound
@@ -253,11 +253,11 @@ def estimate_delays(robot, recordings: Recording | Sequence[Recording], processi
     plain = replace(processing, delay=None, period=None, harmonics_cutoff=None, skip=0)
     plain = plain.resolve(recs) if not plain.resolved else plain
     if processing.cutoff == "auto":
-        plain = replace(plain, cutoff=_undecimated(plain.cutoff))
+        plain = replace(plain, cutoff=_undecimated(plain, rate))
     velocities = None
     if all(r.velocities is not None for r in recs):
-        cutoff = _undecimated(replace(plain, derivatives="positions", cutoff="auto")
-                              .resolve(recs).cutoff) \
+        cutoff = _undecimated(replace(plain, derivatives="positions", cutoff="auto",
+                                      decimate="auto").resolve(recs), rate) \
             if processing.cutoff == "auto" else plain.cutoff
         velocities = _search(_VelocityFit(recs, cutoff, plain.order, rate, M), M, rate,
                              "the recorded velocities")
@@ -269,10 +269,12 @@ def estimate_delays(robot, recordings: Recording | Sequence[Recording], processi
     return Delays(_search(fit, M, rate, "the output"), velocities)
 
 
-def _undecimated(cutoff: float | None) -> float | None:
-    """An automatic cutoff lowered for a fit without decimation: twice the band its
-    decimation keeps (three significant digits)."""
-    return None if cutoff is None else float(f"{2 * KEPT * cutoff:.3g}")
+def _undecimated(processing, rate: float) -> float | None:
+    """The cutoff of resolved ``processing`` for a fit without decimation: at most twice the
+    band its decimation keeps, ``rate / decimate`` (three significant digits)."""
+    if processing.cutoff is None:
+        return None
+    return min(float(processing.cutoff), float(f"{rate / processing.decimate:.3g}"))
 
 
 def _common_rate(recs: Sequence[Recording]) -> float:
