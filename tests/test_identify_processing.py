@@ -287,7 +287,8 @@ def test_automatic_processing_chooses_the_whitest_residual():
     """Candidates keeping ½, ¾, 1 and 1.5 times the positions' bandwidth (those below 80 % of
     Nyquist), each with a cutoff four times the band it keeps (at most 80 % of Nyquist) and
     decimated by ⌊2 rate / cutoff⌋ (at most N / 116, which keeps 100 samples after the
-    filter); identification keeps the lowest score, records them
+    filter), or at 1, 1.5, 2 and 3 times it with a given decimation; identification keeps
+    the lowest score, records them
     all in the result, and validation processes with the chosen numbers."""
     from dynid.identify.processing import signal_bandwidth
 
@@ -300,6 +301,9 @@ def test_automatic_processing_chooses_the_whitest_residual():
     assert [c.decimate for c in options] == [min(int(200.0 // (c / 2)), 4000 // 116)
                                              for c in cutoffs]
     assert Processing().resolve(rec) == options[1]
+    # A given decimation: the cutoff limits the band itself, at 1, 1.5, 2 and 3 times it.
+    given = [c.cutoff for c in Processing(decimate=10).candidates(rec)]
+    np.testing.assert_allclose(given, [m * band for m in (1, 1.5, 2, 3)], rtol=5e-3)
     data = IdentificationData(robot, rec)
     scores = [c.score for c in data.candidates]
     # The lowest score, or among scores within 0.02 or 20 % of it, the 3 multiple's.

@@ -34,7 +34,9 @@ The defaults are for a user who does not know about filtering (``Processing()``)
   at the new rate. The decimation, not the cutoff, then sets the band of the differentiated
   noise that the regressor keeps (the accelerations' share of it grows as that band to the
   power 5/2), and the cutoff, four times higher, no longer distorts what is kept. At most so
-  much that every recording keeps 100 decimated samples;
+  much that every recording keeps 100 decimated samples. With a given decimation
+  (``Processing(decimate=10)``) the cutoff is what limits the band, and the automatic
+  cutoffs are 1, 1.5, 2 and 3 times the bandwidth instead;
 * which multiple: identification fits each candidate by least squares and keeps the one whose
   residual is the whitest (:func:`~dynid.identify.choice.choose_processing`), since the
   reported uncertainty assumes a white residual: the motion distorted by a cutoff too low
@@ -265,11 +267,12 @@ class Processing:
         positions (the highest over every coordinate and recording, and over the recorded
         velocities where the accelerations come from them), ``⌊rate / (m B)⌋`` for ``m`` in 1,
         1.5, 2, 3, each with the cutoff ``2 m B`` four times the band it keeps (at most 80 %
-        of the Nyquist frequency; those whose band ``m B / 2`` reaches it are not tried), so
+        of the Nyquist frequency; no ``m`` whose ``m B`` reaches 80 % of it is tried), so
         that the positions' low-pass leaves the kept band undistorted and the decimation alone
         sets how much differentiated noise the regressor keeps; the decimation is the one the
         cutoff calls for (:func:`~dynid.identify._bands.cutoff_decimation`, ``⌊2 rate /
-        cutoff⌋``). One candidate when nothing is automatic,
+        cutoff⌋``). With a given decimation the cutoff is what limits the band, and is ``m B``
+        instead. One candidate when nothing is automatic,
         with a period, when the signals need no filter, or when every recording's velocities
         and accelerations are used as recorded (no cutoff, no decimation)."""
         if self.resolved:
@@ -285,8 +288,10 @@ class Processing:
         elif self.cutoff == "auto":
             band = widest_band(recs, sources)
             nyquist = min(r.rate for r in recs) / 2
+            # With a given decimation the cutoff limits the band itself (at m B).
+            scale = 1 / (2 * KEPT) if self.decimate == "auto" else 1.0
             cutoffs = list(dict.fromkeys(
-                float(f"{min(m * band / (2 * KEPT), 0.8 * nyquist):.3g}")
+                float(f"{min(m * band * scale, 0.8 * nyquist):.3g}")
                 for m in _BAND_MULTIPLES if band is not None and m * band < 0.8 * nyquist)) \
                 or [None]
             smooth = smooth_band(recs, sources) if cutoffs == [None] else None
