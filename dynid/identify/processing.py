@@ -43,9 +43,8 @@ The defaults are for a user who does not know about filtering (``Processing()``)
   (where a short recording limits the decimation), or the noise of differentiated positions
   let into the regressor by a band too wide, colours the residual. Among residuals equally
   white, the 3 multiple (a band of ¾ of the bandwidth) is taken, or, when the recordings
-  state their encoders' resolution
-  (``Recording(resolution=...)``), the widest band whose quantization error in the output
-  stays below 0.3 of the residual's σ
+  state their encoders' resolution (``Recording(resolution=...)``), the widest band whose
+  quantization error in the output stays below 0.3 of the residual's σ
   (:func:`~dynid.identify.quantization.errors_in_variables`): the resolution says how much
   noise a wider band lets in. Without a fit (validation with given parameters) the 3 multiple
   is taken;
