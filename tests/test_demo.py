@@ -39,7 +39,10 @@ def test_the_demo_captures_identifies_validates_and_writes_every_file(tmp_path):
     # The identified model removes most of the prior's error beyond the noise floor (a
     # ratio of the excesses: the floor itself moves with the designed trajectory).
     assert v["prior"] - v["true"] > 3 * (v["with actuator models"] - v["true"])
-    assert 0.5 < out.z_rms < 2.5
+    # The σ are honest within a factor of about 3: below 1 where the residual is blue (the
+    # differenced hall steps' noise lies near the top of the band the decimation keeps, far
+    # from the motion; the whiteness test then reports the σ about 2–3 times too large).
+    assert 0.3 < out.z_rms < 2.5
     for label, path in out.files.items():
         assert path.is_file() and path.stat().st_size > 0, label
     back = load_parameters(out.files["parameters"])

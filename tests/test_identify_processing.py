@@ -285,9 +285,11 @@ def test_signal_bandwidth_finds_where_the_spectrum_meets_its_floor():
 
 
 def test_automatic_processing_chooses_the_whitest_residual():
-    """Candidates at 1, 1.5, 2 and 3 times the positions' bandwidth (below 80 % of Nyquist),
-    each decimated by ⌊rate / cutoff⌋ (at most N / 116, which keeps 100 samples after the
-    filter); identification keeps the lowest score, records them
+    """Candidates keeping ½, ¾, 1 and 1.5 times the positions' bandwidth (those below 80 % of
+    Nyquist), each with a cutoff four times the band it keeps (at most 80 % of Nyquist) and
+    decimated by ⌊2 rate / cutoff⌋ (at most N / 116, which keeps 100 samples after the
+    filter), or at 1, 1.5, 2 and 3 times it with a given decimation; identification keeps
+    the lowest score, records them
     all in the result, and validation processes with the chosen numbers."""
     from dynid.identify.processing import signal_bandwidth
 
@@ -295,13 +297,17 @@ def test_automatic_processing_chooses_the_whitest_residual():
     band = signal_bandwidth(rec.positions, rec.rate).max()
     options = Processing().candidates(rec)
     cutoffs = [c.cutoff for c in options]
-    want = [m * band for m in (1, 1.5, 2, 3) if m * band < 0.8 * 100.0]
-    np.testing.assert_allclose(cutoffs, want, rtol=2e-3)  # three significant digits
-    assert [c.decimate for c in options] == [min(int(200.0 // c), 4000 // 116) for c in cutoffs]
+    want = [min(2 * m * band, 0.8 * 100.0) for m in (1, 1.5, 2, 3) if m * band < 0.8 * 100.0]
+    np.testing.assert_allclose(cutoffs, want, rtol=5e-3)  # three significant digits
+    assert [c.decimate for c in options] == [min(int(200.0 // (c / 2)), 4000 // 116)
+                                             for c in cutoffs]
     assert Processing().resolve(rec) == options[1]
+    # A given decimation: the cutoff limits the band itself, at 1, 1.5, 2 and 3 times it.
+    given = [c.cutoff for c in Processing(decimate=10).candidates(rec)]
+    np.testing.assert_allclose(given, [m * band for m in (1, 1.5, 2, 3)], rtol=5e-3)
     data = IdentificationData(robot, rec)
     scores = [c.score for c in data.candidates]
-    # The lowest score, or among scores within 0.02 or 20 % of it, the 1.5 multiple's.
+    # The lowest score, or among scores within 0.02 or 20 % of it, the 3 multiple's.
     low = min(scores)
     ties = [k for k, c in enumerate(scores) if c <= low + max(0.02, 0.2 * low)]
     chosen = data.candidates[min(ties, key=lambda k: abs(k - 1))].processing
@@ -315,7 +321,8 @@ def test_automatic_processing_chooses_the_whitest_residual():
     excluded = data.processing.outcome.excluded
     assert len(excluded.thresholds) == 2 and excluded.rest_duration == 0.1
     # Given settings are kept; recorded derivatives are used as recorded.
-    assert Processing(cutoff=7.0).candidates(rec) == [Processing(cutoff=7.0, decimate=28)]
+    assert Processing(cutoff=7.0).candidates(rec) == [  # ⌊400 / 7⌋ = 57, at most N / 116
+        Processing(cutoff=7.0, decimate=4000 // 116)]
     exact = rec.with_signals(velocities=rec.positions, accelerations=rec.positions)
     assert Processing().candidates(exact) == [Processing(cutoff=None, decimate=1)]
 
@@ -443,12 +450,12 @@ def test_malformed_processing_entries_are_refused():
 
 
 def test_candidates_whose_decimation_a_short_recording_limits_are_passed_over():
-    """At 1 and 1.5 times the bandwidth a 1400-sample recording cannot take the decimation the
+    """At 2 and 3 times the bandwidth an 800-sample recording cannot take the decimation the
     cutoff calls for, so its output would keep content above the filtered positions' cutoff;
     while a candidate decimated as its cutoff calls for exists, one of those is chosen."""
     from dynid.identify.processing import limited_decimation
 
-    robot, rec = _noisy_sines(N=1400, noise=1e-3)
+    robot, rec = _noisy_sines(N=800, noise=1e-3)
     options = Processing().candidates(rec)
     limited = [bool(limited_decimation([rec], p)) for p in options]
     assert limited[0] and not all(limited)

@@ -12,11 +12,17 @@ from ..errors import DynidWarning
 from .filters import TAPS_PER_FACTOR, has_floor, rolloff_bandwidth, signal_bandwidth
 from .recording import Recording
 
-__all__ = ["MIN_DECIMATED", "auto_decimate", "limited_decimation", "smooth_band",
-           "widest_band"]
+__all__ = ["KEPT", "MIN_DECIMATED", "auto_decimate", "cutoff_decimation",
+           "limited_decimation", "smooth_band", "widest_band"]
 
 #: Decimated samples an automatic decimation leaves at least, per recording.
 MIN_DECIMATED = 100
+#: The band an automatic decimation keeps (its new Nyquist frequency), as a fraction of the
+#: positions' cutoff: there the zero-phase low-pass of order 4 passes ``1 − 1.5e-5`` of the
+#: motion (``|H|² = 1 / (1 + (f / cutoff)⁸)``), so the states keep the motion undistorted
+#: wherever the output keeps it, while the decimation, not the cutoff, sets the band of
+#: differentiated noise in the regressor.
+KEPT = 0.25
 
 
 def widest_band(recordings: Sequence[Recording], sources: Sequence[str]) -> float | None:
@@ -56,27 +62,37 @@ def smooth_band(recordings: Sequence[Recording], sources: Sequence[str]) -> floa
 
 
 def limited_decimation(recordings: Sequence[Recording], p) -> str:
-    """The note when ``p``'s decimation was limited below what its cutoff calls for, so that
-    the decimated output keeps content above the cutoff of the positions; else ``""``."""
+    """The note when ``p``'s decimation was limited below what its cutoff calls for
+    (:func:`cutoff_decimation`) so far that the decimated output keeps content above the
+    cutoff of the positions, which their low-pass removes; else ``""``."""
     if p.cutoff is None:
         return ""
     recs = [r.skip(p.skip) if p.skip else r for r in recordings]
-    factor, note = auto_decimate(recs, p.cutoff)
+    factor, note = cutoff_decimation(recs, p.cutoff)
     rate = min(r.rate for r in recs)
     return note if note and p.decimate == factor and rate / (2 * factor) > p.cutoff else ""
 
 
-def auto_decimate(recordings: Sequence[Recording], cutoff: float) -> tuple[int, str]:
-    """``⌊rate / cutoff⌋`` at the lowest rate, at most what leaves the shortest recording
-    ``MIN_DECIMATED`` samples after the decimation filter; and a note when it had to be
-    less."""
+def cutoff_decimation(recordings: Sequence[Recording], cutoff: float) -> tuple[int, str]:
+    """The decimation a cutoff of the positions calls for: the one that keeps :data:`KEPT`
+    times the cutoff (:func:`auto_decimate`)."""
+    return auto_decimate(recordings, KEPT * cutoff, f"the cutoff {cutoff:g} Hz")
+
+
+def auto_decimate(recordings: Sequence[Recording], band: float, what: str = ""
+                  ) -> tuple[int, str]:
+    """The factor ``⌊rate / (2 band)⌋`` at the lowest rate, whose new Nyquist frequency is
+    about ``band`` (Hz), at most what leaves the shortest recording ``MIN_DECIMATED`` samples
+    after the decimation filter; and a note when it had to be less (``what`` names the
+    setting that called for it)."""
     rate = min(r.rate for r in recordings)
-    factor = max(1, int(rate // cutoff))
+    factor = max(1, int(rate // (2 * band)))
     shortest = min(r.n_samples for r in recordings)
     fits = max(1, min(factor, shortest // (TAPS_PER_FACTOR + MIN_DECIMATED)))
     if fits == factor:
         return factor, ""
-    return fits, (f"the cutoff {cutoff:g} Hz calls for decimating by {factor}, which leaves "
-                  f"fewer than {MIN_DECIMATED} samples of the shortest recording ({shortest} "
-                  f"samples); decimated by {fits}, so the output keeps content up to "
-                  f"{rate / (2 * fits):.3g} Hz that the filtered positions miss. Record longer")
+    return fits, (f"{what or f'a band of {band:g} Hz'} calls for decimating by {factor}, which "
+                  f"leaves fewer than {MIN_DECIMATED} samples of the shortest recording "
+                  f"({shortest} samples); decimated by {fits}, so the output keeps content up "
+                  f"to {rate / (2 * fits):.3g} Hz that the filtered positions attenuate. Record "
+                  "longer")

@@ -11,15 +11,16 @@ output content its filtered positions miss, a bias the colour does not show): th
 mean of
 ``(log f_j)²`` over the outputs, ``f_j`` the factor by which the residual's colour moves the σ
 (:class:`~dynid.identify.residuals.Whiteness`). Scores within 0.02 or 20 % of the lowest are
-within the score's own sampling spread: among them the candidate nearest the 1.5 multiple of
+within the score's own sampling spread: among them the candidate nearest the 3 multiple of
 the bandwidth is kept, as without a fit. When every recording states its encoders' resolution
 (:attr:`~dynid.identify.recording.Recording.resolution`), the higher cutoffs among them are
 tried too: the highest whose quantization error stays small against the residual (the output
 error that the quantized positions cause through the processing and the model,
 :func:`~dynid.identify.quantization.errors_in_variables`, at most
 :data:`~dynid.identify.quantization.EIV_RATIO` of the residual's σ on every output) is kept
-instead. A higher cutoff distorts the motion less, and the resolution tells how much noise
-it lets in (errors in the regressor, which bias least squares).
+instead. A higher cutoff keeps a wider band of the motion (its decimation keeps a quarter of
+it, :data:`~dynid.identify._bands.KEPT`), and the resolution tells how much noise that band
+lets in (errors in the regressor, which bias least squares).
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ __all__ = ["Candidate", "choose_processing"]
 
 #: Scores closer than this to the lowest are ties (see :func:`choose_processing`).
 TIE = 0.02
-# Index of the 1.5 multiple among the candidates (the choice without a fit).
+# Index of the 3 multiple among the candidates (the choice without a fit).
 _PREFERRED = 1
 
 
@@ -140,7 +141,7 @@ def _with_quantization(candidate: Candidate, fit) -> Candidate:
 
 
 def _whitest(tried: Sequence[Candidate]) -> Candidate:
-    """Among the candidates with the lowest score (:func:`_ties`), the one nearest the 1.5
+    """Among the candidates with the lowest score (:func:`_ties`), the one nearest the 3
     multiple of the bandwidth (the choice without a fit,
     :meth:`~dynid.identify.processing.Processing.resolve`)."""
     ties = _ties(tried)

@@ -224,7 +224,11 @@ def estimate_delays(robot, recordings: Recording | Sequence[Recording], processi
         Raw recordings (one delay for all of them), at the same rate.
     processing
         How the states are derived for the output's fit (default: ``Processing()``);
-        automatic settings are chosen without a fit (:meth:`Processing.resolve`).
+        automatic settings are chosen without a fit (:meth:`Processing.resolve`). The fits
+        are not decimated, so an automatic cutoff is lowered to at most twice the band that
+        the chosen decimation keeps (``rate / decimate``): the low-pass then leaves the
+        regressor about the band that identification keeps, not the differentiated noise
+        above it.
     base
         The robot's base parameters (default: computed).
     bound
@@ -248,9 +252,12 @@ def estimate_delays(robot, recordings: Recording | Sequence[Recording], processi
     M = _largest_lag(recs, rate, bound)
     plain = replace(processing, delay=None, period=None, harmonics_cutoff=None, skip=0)
     plain = plain.resolve(recs) if not plain.resolved else plain
+    if processing.cutoff == "auto":
+        plain = replace(plain, cutoff=_undecimated(plain, rate))
     velocities = None
     if all(r.velocities is not None for r in recs):
-        cutoff = replace(plain, derivatives="positions", cutoff="auto").resolve(recs).cutoff \
+        cutoff = _undecimated(replace(plain, derivatives="positions", cutoff="auto",
+                                      decimate="auto").resolve(recs), rate) \
             if processing.cutoff == "auto" else plain.cutoff
         velocities = _search(_VelocityFit(recs, cutoff, plain.order, rate, M), M, rate,
                              "the recorded velocities")
@@ -260,6 +267,14 @@ def estimate_delays(robot, recordings: Recording | Sequence[Recording], processi
     fit = _OutputFit([plain.apply(r, robot) for r in recs], Regressor(robot), base, reach, M,
                      M + _margin(plain, rate))
     return Delays(_search(fit, M, rate, "the output"), velocities)
+
+
+def _undecimated(processing, rate: float) -> float | None:
+    """The cutoff of resolved ``processing`` for a fit without decimation: at most twice the
+    band its decimation keeps, ``rate / decimate`` (three significant digits)."""
+    if processing.cutoff is None:
+        return None
+    return min(float(processing.cutoff), float(f"{rate / processing.decimate:.3g}"))
 
 
 def _common_rate(recs: Sequence[Recording]) -> float:

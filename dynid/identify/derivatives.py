@@ -32,7 +32,7 @@ what it assumes:
 :func:`estimate_states` chooses among them by name (:data:`DIFFERENTIATIONS`, as
 ``Processing(differentiation=...)``; ``"auto"`` is ``"butterworth"``: in the study
 ``benchmarks/derivatives.py`` the smoother matches it at a higher cost and Savitzky–Golay
-validates worse).
+validates no better at 1 kHz and worse at 2 kHz).
 
 Examples
 --------

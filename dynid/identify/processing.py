@@ -18,30 +18,36 @@ exclusion of rows near zero velocity.
 
 The defaults are for a user who does not know about filtering (``Processing()``):
 
-* ``cutoff="auto"``: the positions are low-passed at a multiple (1, 1.5, 2 or 3) of the
+* ``cutoff="auto"``: the positions are low-passed at a multiple (2, 3, 4 or 6) of the
   frequency where their spectrum meets its noise floor (:func:`signal_bandwidth`: the highest
   frequency at which the spectrum of the position increments stands ten times above its
-  floor; the highest over every coordinate and recording; of the recorded velocities instead
-  when the accelerations are derived from them). Positions whose spectrum stands above the
-  floor up to 80 % of the Nyquist frequency are not filtered. ``cutoff`` is the design cutoff
-  of the Butterworth filter; applied forward and backward it is a filter of twice the order,
-  −6 dB at ``cutoff`` and −3 dB at :attr:`Processing.effective_cutoff` (0.90 ``cutoff`` for
-  order 4);
+  floor; the highest over every coordinate and recording, and over the recorded velocities
+  too when the accelerations are derived from them), at most 80 % of the Nyquist frequency.
+  Positions whose spectrum stands above the floor up to 80 % of the Nyquist frequency are not
+  filtered. ``cutoff`` is the design cutoff of the Butterworth filter; applied forward and
+  backward it is a filter of twice the order, −6 dB at ``cutoff`` and −3 dB at
+  :attr:`Processing.effective_cutoff` (0.90 ``cutoff`` for order 4);
 * ``decimate="auto"``: the regressor and the output are filtered alike and decimated so that
-  the new Nyquist frequency is about half the cutoff, ``D = ⌊rate / cutoff⌋``: below it the
-  position filter changes little, above it what the filter changed is removed from both
-  sides, and the output noise left is white at the new rate. At most so much that every
-  recording keeps 100 decimated samples;
+  the new Nyquist frequency is about a quarter of the cutoff, ``D = ⌊2 rate / cutoff⌋``:
+  below it the position filter passes the motion undistorted (to 1.5e-5 at order 4), above
+  it what the filter changed is removed from both sides, and the output noise left is white
+  at the new rate. The decimation, not the cutoff, then sets the band of the differentiated
+  noise that the regressor keeps (the accelerations' share of it grows as that band to the
+  power 5/2), and the cutoff, four times higher, no longer distorts what is kept. At most so
+  much that every recording keeps 100 decimated samples. With a given decimation
+  (``Processing(decimate=10)``) the cutoff is what limits the band, and the automatic
+  cutoffs are 1, 1.5, 2 and 3 times the bandwidth instead;
 * which multiple: identification fits each candidate by least squares and keeps the one whose
   residual is the whitest (:func:`~dynid.identify.choice.choose_processing`), since the
-  reported uncertainty assumes a white residual: a cutoff too low distorts the motion, one too
-  high lets the noise of differentiated positions into the regressor, and both colour the
-  residual. Among residuals equally white, the 1.5 multiple is taken, or, when the
-  recordings state their encoders' resolution (``Recording(resolution=...)``), the highest
-  cutoff whose quantization error in the output stays below 0.3 of the residual's σ
+  reported uncertainty assumes a white residual: the motion distorted by a cutoff too low
+  (where a short recording limits the decimation), or the noise of differentiated positions
+  let into the regressor by a band too wide, colours the residual. Among residuals equally
+  white, the 3 multiple (a band of ¾ of the bandwidth) is taken, or, when the recordings
+  state their encoders' resolution (``Recording(resolution=...)``), the widest band whose
+  quantization error in the output stays below 0.3 of the residual's σ
   (:func:`~dynid.identify.quantization.errors_in_variables`): the resolution says how much
-  noise a higher cutoff lets in. Without a fit (validation with given parameters) the 1.5
-  multiple is taken;
+  noise a wider band lets in. Without a fit (validation with given parameters) the 3 multiple
+  is taken;
 * ``derivatives="auto"``: a recording with velocities and accelerations is used as recorded
   (no filter, no decimation: the capture software derived and filtered them); one with
   velocities only has them low-passed like the positions and differentiated for the
@@ -70,7 +76,14 @@ import numpy as np
 from .._files import excerpt
 from .._validate import is_number
 from ..errors import DataError
-from ._bands import auto_decimate, limited_decimation, smooth_band, widest_band
+from ._bands import (
+    KEPT,
+    auto_decimate,
+    cutoff_decimation,
+    limited_decimation,
+    smooth_band,
+    widest_band,
+)
 from .delays import Delays, compensate, delay_setting
 from .derivatives import check_differentiation
 from .exclusion import check_settings
@@ -94,8 +107,9 @@ __all__ = ["Processing", "decimation_filter", "differentiate", "lowpass", "signa
 
 #: Largest decimation factor accepted.
 MAX_DECIMATE = 10_000
-# Automatic cutoffs tried, in multiples of the positions' signal bandwidth.
-_CUTOFF_MULTIPLES = (1.0, 1.5, 2.0, 3.0)
+# Automatic decimations tried: the band each keeps (its Nyquist frequency), in multiples of
+# half the positions' signal bandwidth; the cutoff of the positions is that band over KEPT.
+_BAND_MULTIPLES = (1.0, 1.5, 2.0, 3.0)
 
 @dataclass(frozen=True)
 class Processing:
@@ -123,8 +137,8 @@ class Processing:
         decimation filter, alike with the regressor).
     decimate
         Keep one sample in ``decimate`` after filtering the regressor and the output alike
-        (see :mod:`dynid.identify.data`); ``"auto"`` (default): ``⌊rate / cutoff⌋`` with a
-        cutoff, else 1.
+        (see :mod:`dynid.identify.data`); ``"auto"`` (default): ``⌊2 rate / cutoff⌋`` with a
+        cutoff (a new Nyquist frequency of a quarter of the cutoff), else 1.
     period, skip_periods
         Period of a periodic excitation in s: average the periods after skipping the first
         ``skip_periods`` (the transient).
@@ -262,10 +276,16 @@ class Processing:
 
     def candidates(self, recordings: Recording | Sequence[Recording]) -> list[Processing]:
         """Settings with the automatic ones replaced, for ``recordings`` (raw, as recorded):
-        a cutoff of 1, 1.5, 2 and 3 times the signal bandwidth of the positions (of the
-        recorded velocities where the accelerations come from them; those below 80 % of the
-        Nyquist frequency; the highest bandwidth over every coordinate and recording), each
-        with its decimation ``⌊rate / cutoff⌋``. One candidate when nothing is automatic,
+        decimations that keep ½, ¾, 1 and 1.5 times the signal bandwidth ``B`` of the
+        positions (the highest over every coordinate and recording, and over the recorded
+        velocities where the accelerations come from them), ``⌊rate / (m B)⌋`` for ``m`` in 1,
+        1.5, 2, 3, each with the cutoff ``2 m B`` four times the band it keeps (at most 80 %
+        of the Nyquist frequency; no ``m`` whose ``m B`` reaches 80 % of it is tried), so
+        that the positions' low-pass leaves the kept band undistorted and the decimation alone
+        sets how much differentiated noise the regressor keeps; the decimation is the one the
+        cutoff calls for (:func:`~dynid.identify._bands.cutoff_decimation`, ``⌊2 rate /
+        cutoff⌋``). With a given decimation the cutoff is what limits the band, and is ``m B``
+        instead. One candidate when nothing is automatic,
         with a period, when the signals need no filter, or when every recording's velocities
         and accelerations are used as recorded (no cutoff, no decimation)."""
         if self.resolved:
@@ -281,26 +301,31 @@ class Processing:
         elif self.cutoff == "auto":
             band = widest_band(recs, sources)
             nyquist = min(r.rate for r in recs) / 2
-            cutoffs = [float(f"{m * band:.3g}") for m in _CUTOFF_MULTIPLES
-                       if band is not None and m * band < 0.8 * nyquist] or [None]
+            # With a given decimation the cutoff limits the band itself (at m B).
+            scale = 1 / (2 * KEPT) if self.decimate == "auto" else 1.0
+            cutoffs = list(dict.fromkeys(
+                float(f"{min(m * band * scale, 0.8 * nyquist):.3g}")
+                for m in _BAND_MULTIPLES if band is not None and m * band < 0.8 * nyquist)) \
+                or [None]
             smooth = smooth_band(recs, sources) if cutoffs == [None] else None
             if smooth is not None and self.decimate == "auto":
                 # Low-passed before they were recorded: no filter of their own, the
                 # regressor and the output decimated alike to the motion's band.
-                factors = sorted({auto_decimate(recs, m * smooth)[0]
-                                  for m in _CUTOFF_MULTIPLES if m * smooth < 0.8 * nyquist},
+                factors = sorted({auto_decimate(recs, m * smooth / 2)[0]
+                                  for m in _BAND_MULTIPLES if m * smooth < 0.8 * nyquist},
                                  reverse=True)
                 return [replace(self, cutoff=None, decimate=d) for d in factors] or \
                     [replace(self, cutoff=None, decimate=1)]
         else:
             cutoffs = [self.cutoff]
         return [replace(self, cutoff=c, decimate=self.decimate if self.decimate != "auto" else
-                        1 if c is None else auto_decimate(recs, c)[0]) for c in cutoffs]
+                        1 if c is None else cutoff_decimation(recs, c)[0]) for c in cutoffs]
 
     def resolve(self, recordings: Recording | Sequence[Recording]) -> Processing:
         """These settings with the automatic ones chosen for ``recordings`` without a fit:
-        the candidate (:meth:`candidates`) whose cutoff is 1.5 times the positions' signal
-        bandwidth (or the nearest), or the next higher one whose decimation a short
+        the candidate (:meth:`candidates`) whose cutoff is 3 times the positions' signal
+        bandwidth (keeping ¾ of it; or the nearest), or the next higher one whose decimation a
+        short
         recording does not limit. Identification chooses among the candidates by the
         whiteness of the residual (:func:`~dynid.identify.choice.choose_processing`)."""
         options = self.candidates(recordings)
