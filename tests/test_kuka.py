@@ -98,3 +98,31 @@ def test_one_to_three_is_limited_by_what_run_one_shows(kuka):
     both = PhysicallyConsistent().fit(IdentificationData(robot, [recordings[1], recordings[2]],
                                                          base=base))
     assert validate(robot, both.result_, recordings[3]).overall_relative_error < 5.0
+
+
+def test_masses_the_data_do_not_determine_are_named_when_left_unbounded(kuka):
+    """Without mass bounds the consistent fit places the masses that enter no base parameter
+    by its constraints alone (hundreds of kilograms on this 16 kg arm): it warns, naming each
+    link, its mass and its prior, and the bound to give. Its masses are checked here against
+    the base map independently: each named link's mass column of B is zero."""
+    import warnings
+
+    import numpy as np
+
+    from dynid import DynidWarning
+
+    robot, recordings, base = kuka
+    data = IdentificationData(robot, recordings[1], base=base)
+    with pytest.warns(DynidWarning, match=r"enter no base parameter") as caught:
+        est = PhysicallyConsistent().fit(data)
+    text = next(str(w.message) for w in caught if "enter no base parameter" in str(w.message))
+    params = robot.parameters
+    named = [link for link in params.links if f"{link} " in text]
+    assert named
+    for link in named:
+        i = params.index(f"{link}.m")
+        assert not np.any(base.matrix[:, i])
+        assert not 0.5 <= est.params_[i] / params[f"{link}.m"].prior <= 2
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message=".*enter no base parameter")
+        _consistent(robot).fit(data)

@@ -49,7 +49,7 @@ from .constrained import (
     typical_magnitudes,
 )
 from .estimators import Estimator, weighted_fit, weighting_covariance
-from .groups import constraint_groups, resolve_boxes, resolve_mass_bounds
+from .groups import constraint_groups, resolve_boxes, resolve_mass_bounds, undetermined_masses
 from .physical import PSEUDO, pseudo_inertia
 from .shrinkage import bootstrap_mse, regularization_root, regularized_mse, response
 
@@ -219,9 +219,13 @@ class PhysicallyConsistent(Estimator):
         unregularized, _, noise = weighted_fit(system, cov)
         out = {"params": theta, "base_params": B @ theta, "noise_covariance": cov,
                "solver": info, "weighting": weighting}
+        masses = resolve_mass_bounds(data.robot, self.mass_bounds)
         rows, names = active_constraints(
             data.robot, theta, epsilon=self.epsilon, boxes=self._boxes(data.robot),
-            masses=resolve_mass_bounds(data.robot, self.mass_bounds), total_mass=self.total_mass)
+            masses=masses, total_mass=self.total_mass)
+        note = undetermined_masses(data.robot, B, theta, masses, self.total_mass)
+        if note:
+            warnings.warn(note, DynidWarning, stacklevel=3)
         free = free_subspace(B, rows, data.robot.parameters.priors)
         regularized = self.regularization is not None and self.weight > 0
         method = self.covariance

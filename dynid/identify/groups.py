@@ -13,7 +13,7 @@ from ..errors import DataError
 from ..models import Robot
 from .physical import PSEUDO, com_boxes, lmi_scaling, pseudo_inertia
 
-__all__ = ["constraint_groups", "resolve_boxes", "resolve_mass_bounds"]
+__all__ = ["constraint_groups", "resolve_boxes", "resolve_mass_bounds", "undetermined_masses"]
 
 
 def constraint_groups(robot: Robot, theta, *, epsilon: float, margin: float, boxes: dict,
@@ -107,3 +107,33 @@ def resolve_mass_bounds(robot: Robot, mass_bounds: float | Mapping | None) -> di
         raise DataError(f"mass_bounds: unknown links {sorted(unknown)}; links are "
                         f"{list(params.links)}")
     return {k: (float(lo), float(hi)) for k, (lo, hi) in mass_bounds.items()}
+
+
+def undetermined_masses(robot: Robot, B: np.ndarray, theta: np.ndarray, masses: dict,
+                        total_mass: tuple[float, float] | None) -> str:
+    """A warning's text when the fit placed link masses that the data do not determine, far
+    from their priors; else ``""``.
+
+    A link's mass that enters no base parameter (its column of ``B``, the standard-to-base
+    map, is zero: e.g. the first link of an arm whose first axis is vertical) is placed by
+    the constraints alone; without a mass bound (``masses``) or a ``total_mass`` it may come
+    out anywhere the pseudo-inertia allows, hundreds of kilograms on a 16 kg arm. Named when it
+    lies outside half to twice its prior."""
+    if total_mass is not None:
+        return ""
+    params = robot.parameters
+    scale = np.abs(B).max()
+    found = []
+    for link in params.links:
+        i = params.index(f"{link}.m")
+        prior, value = params[f"{link}.m"].prior, float(theta[i])
+        if link in masses or np.abs(B[:, i]).max() > 1e-9 * scale or prior <= 0:
+            continue
+        if not 0.5 * prior <= value <= 2 * prior:
+            found.append(f"{link} {value:.4g} kg (prior {prior:.4g} kg)")
+    if not found:
+        return ""
+    return ("physically consistent estimate: the masses of " + ", ".join(found) + " enter no "
+            "base parameter, so the data do not determine them and the constraints alone "
+            "placed them; bound them, e.g. PhysicallyConsistent(mass_bounds=0.3) (±30 % of the "
+            "prior) or total_mass=(lo, hi), before reading masses from this estimate")
