@@ -225,7 +225,7 @@ class PhysicallyConsistent(Estimator):
             masses=masses, total_mass=self.total_mass)
         note = undetermined_masses(data.robot, B, theta, masses, self.total_mass)
         if note:
-            warnings.warn(note, DynidWarning, stacklevel=3)
+            warnings.warn(note, DynidWarning, stacklevel=4)
         free = free_subspace(B, rows, data.robot.parameters.priors)
         regularized = self.regularization is not None and self.weight > 0
         method = self.covariance
