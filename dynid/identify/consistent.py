@@ -236,6 +236,10 @@ class PhysicallyConsistent(Estimator):
         out["diagnostics"] = {"active_constraints": names,
                               "constrained_base_directions": 0 if free is None else
                               B.shape[0] - free.shape[1]}
+        if method in ("unconstrained", "conditional"):
+            out["base_cov"] = system.covariance(cov, noise,
+                                                free if method == "conditional" else None)
+            return out
         Rv, Rg = system.factors(cov, noise)
         shift = B @ theta - unregularized  # the plug-in bias (dynid.identify.shrinkage)
         if method == "bootstrap":
@@ -257,15 +261,12 @@ class PhysicallyConsistent(Estimator):
                                                   draws=self.draws, seed=self.seed)
             built.target.value = built.values
             out["diagnostics"]["bootstrap_draws"] = used
-        elif method == "regularized":
+        else:  # "regularized"
             typical = typical_magnitudes(data.robot.parameters.priors)
             root = regularization_root(data.robot, theta, self.regularization, self.weight,
                                        typical)
             G = response(Rv, B, root, typical)
             out["base_cov"] = regularized_mse(G, Rv, Rg, shift)
-        else:
-            out["base_cov"] = system.covariance(cov, noise,
-                                                free if method == "conditional" else None)
         return out
 
     def _check_settings(self) -> None:
