@@ -29,11 +29,13 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from ..errors import DataError, DynidError, SolverError
+from ._coloured import autocovariance, sandwich
 from .data import CompressedData, IdentificationData
 from .estimators import Estimator, ols, weighted_fit, wls_weighting
 from .recording import Recording
 
-__all__ = ["ClosedLoopSimulator", "check_simulator", "simulated_states", "start_estimate"]
+__all__ = ["ClosedLoopSimulator", "check_simulator", "coloured_information", "simulated_states",
+           "start_estimate"]
 
 
 @runtime_checkable
@@ -128,3 +130,16 @@ def simulated_states(data: IdentificationData, simulator, base_params: np.ndarra
                               output_kind=robot.output, names=run.names, units=run.units)
         out.append(processing.apply(positions, robot))
     return out
+
+
+def coloured_information(data: IdentificationData, states: Sequence[Recording], w: np.ndarray,
+                         residuals: Sequence[np.ndarray], segment: int) -> np.ndarray:
+    """The covariance (b, b) of ``Σ_t X_tᵀ e_t``, ``X_t`` the regressor rows at the simulated
+    ``states`` weighted by ``w`` (n,) and masked as the data's, ``e`` the output error whose
+    autocovariance the weighted ``residuals`` (one (N, n) array per recording) give
+    (:func:`~dynid.identify._coloured.autocovariance`, :func:`~dynid.identify._coloured.
+    sandwich`)."""
+    gamma = autocovariance(residuals, fitted=data.base.rank, segment=segment)
+    return sum(sandwich((X * (w * keep)[..., None] for X, _, keep in
+                         data.rows([rec], states=[at])), gamma)
+               for rec, at in zip(data.processed, states, strict=True))

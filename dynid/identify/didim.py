@@ -40,10 +40,11 @@ import scipy.linalg
 import scipy.optimize
 
 from ..errors import DataError, DynidWarning, SolverError
-from ._coloured import SEGMENT, autocovariance, check_segment, sandwich
+from ._coloured import SEGMENT, check_segment
 from .closedloop import (
     check_data,
     check_simulator,
+    coloured_information,
     common_params,
     simulated_states,
     start_estimate,
@@ -228,10 +229,7 @@ def _covariance(data, first, w: np.ndarray, R0: np.ndarray, J: np.ndarray,
     ``−J⁻¹ Q₀ᵀ e = −J⁻¹ R₀⁻ᵀ Y₀ᵀ e``, whose covariance takes ``Y₀ᵀ e``'s from
     :func:`~dynid.identify._coloured.sandwich`."""
     b = R0.shape[0]
-    gamma = autocovariance(residuals, fitted=b, segment=segment)
-    B = sum(sandwich((Y0 * (w * keep)[..., None] for Y0, _, keep in
-                      data.rows([rec], states=[at])), gamma)
-            for rec, at in zip(data.processed, first, strict=True))
+    B = coloured_information(data, first, w, residuals, segment)
     M = np.linalg.solve(J, scipy.linalg.solve_triangular(R0, np.eye(b), trans="T"))
     cov = M @ B @ M.T
     return (cov + cov.T) / 2

@@ -33,10 +33,11 @@ import warnings
 import numpy as np
 
 from ..errors import DataError, DynidWarning, SolverError
-from ._coloured import SEGMENT, autocovariance, check_segment, sandwich
+from ._coloured import SEGMENT, check_segment
 from .closedloop import (
     check_data,
     check_simulator,
+    coloured_information,
     common_params,
     simulated_states,
     start_estimate,
@@ -176,10 +177,7 @@ def _coloured_covariance(data, states, sigma: np.ndarray, theta: np.ndarray,
             ZW += np.einsum("mjp,mjq->pq", Zw, W * w[:, None])
             parts.append((y - W @ theta) * w * keep)
         residuals.append(np.concatenate(parts))
-    gamma = autocovariance(residuals, fitted=b, segment=segment)
-    S = sum(sandwich((Z * (w * keep)[..., None] for Z, _, keep in
-                      data.rows([rec], states=[at])), gamma)
-            for rec, at in zip(data.processed, states, strict=True))
+    S = coloured_information(data, states, w, residuals, segment)
     Ainv = np.linalg.inv(ZW)
     cov = Ainv @ S @ Ainv.T
     return (cov + cov.T) / 2
