@@ -25,8 +25,11 @@ demo: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check dynid tests benchmarks notebooks
 
+# One test process per core (pytest-xdist), a file's tests in one process so that its
+# module-scoped fixtures are built once; one BLAS thread per process, not one per core each.
 test: lint
-	MPLBACKEND=Agg $(BIN)/python -m pytest -q
+	MPLBACKEND=Agg OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 \
+		$(BIN)/python -m pytest -q -n auto --dist loadfile
 
 fuzz: $(STAMP)
 	DYNID_FUZZ=1 $(BIN)/python -m pytest -q -m fuzz
