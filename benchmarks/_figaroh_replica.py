@@ -79,7 +79,8 @@ def _decimate_fir(x: np.ndarray) -> np.ndarray:
 
 def published_pipeline(root: str | Path, robot: Robot, base: BaseParameters, *,
                        defects: bool = True, decimation: str = "chebyshev",
-                       deadzone_at: str = "decimated") -> tuple[np.ndarray, np.ndarray]:
+                       deadzone_at: str = "decimated", start: int = 0
+                       ) -> tuple[np.ndarray, np.ndarray]:
     """OLS and WLS base parameters (in ``base``) of the published pipeline on the TX40 run.
 
     Without the defects, two of its choices can be dynid's instead: ``decimation="fir"``
@@ -87,11 +88,12 @@ def published_pipeline(root: str | Path, robot: Robot, base: BaseParameters, *,
     ``L, L + 100, ...`` away from the ends by its half length ``L``, rather than
     ``scipy.signal.decimate``'s Chebyshev filters twice) and ``deadzone_at="sample"`` (the
     dead zone tested on the velocity at each kept sample rather than on the decimated
-    velocity)."""
+    velocity). ``start`` samples dropped at the run's start move the decimation instants
+    (the published script keeps samples 0, 100, 200... of its trimmed run)."""
     if defects and (decimation, deadzone_at) != ("chebyshev", "decimated"):
         raise ValueError("the published pipeline with its defects has its own choices only")
     root = Path(root)
-    q_raw, tau_raw = _load(root, robot)
+    q_raw, tau_raw = (x[start:] for x in _load(root, robot))
     q, v, a = _states(q_raw, defects)
     Yb = np.concatenate([base.regressor(Y) for _, Y in Regressor(robot).chunks(q, v, a)])
     tau = tau_raw[BORDER:-BORDER]

@@ -6,8 +6,10 @@
   script's processing choices (``datasets.TX40_PROCESSING``) and with dynid's own; the worst
   friction or actuator-inertia regrouping among them; the published pipeline recomputed step
   by step (``_figaroh_replica.py``) with its two defects, which gives the published table, and
-  without them, which is what a correct computation can agree with; a cause per regrouping
-  more than two published σ away; how much the decimation instants move the figures; and a
+  without them, which is what a correct computation can agree with, and how far its own
+  figures move when its decimation instants do; the deviations in published σ; a cause per
+  regrouping more than two published σ away; how much the decimation instants move dynid's
+  figures; and a
   time-split validation (identify on the first 60 % of the run, predict the rest) beside the
   whole run's fit on the same samples (the raw 5 kHz torque's noise floor).
 * KUKA LWR4+ (FloBaRoID's measurements): validation relative error of OLS, WLS and the
@@ -78,8 +80,14 @@ def tx40(root: Path) -> None:
                          table.well_determined(method), drive)
         print(f"tx40_{name}_fit_s: {seconds:.2f}")
         if name == "wls":
-            _deviation_lines("tx40", dev, table.well_determined(method), drive)
-            print(f"tx40_compared_regroupings: {int(table.well_determined(method).sum())}")
+            good = table.well_determined(method)
+            _deviation_lines("tx40", dev, good, drive)
+            print(f"tx40_compared_regroupings: {int(good.sum())}")
+            z = dev[good] / table.relative_std[method][good]
+            print(f"tx40_wls_median_deviation_published_sigmas: {np.median(z):.2f}")
+            print(f"tx40_wls_worst_deviation_published_sigmas: {z.max():.2f}")
+            print(f"tx40_published_wls_median_relative_std_pct: "
+                  f"{np.median(table.relative_std[method][good]):.2f}")
     dev = table.deviations(_quiet(lambda: WLS(iterations=1).fit(data)).result_.base_params,
                            "wls")
     print(f"tx40_wls_one_pass_median_deviation_pct: "
@@ -145,6 +153,19 @@ def _published_defects(root: Path, robot, table, estimates: dict) -> None:
                   f"{np.median(dev):.2f}")
             print(f"tx40_replica_without_defects_{label}_{method}_worst_deviation_pct: "
                   f"{dev.max():.2f}")
+    print("# the defect-free recomputation with the published script's own choices, its "
+          "decimation instants moved: the run's first 0, 10, 25, 50, 75 samples dropped")
+    phases = [published_pipeline(root, robot, table.base, defects=False, start=s)
+              for s in (0, 10, 25, 50, 75)]
+    for k, method in enumerate(("ols", "wls")):
+        good = table.well_determined(method)
+        devs = [table.deviations(theta[k], method)[good] for theta in phases]
+        for stat, fn in (("median", np.median), ("worst", np.max)):
+            values = [fn(d) for d in devs]
+            print(f"tx40_replica_without_defects_phase_{method}_{stat}_deviation_pct_min: "
+                  f"{min(values):.2f}")
+            print(f"tx40_replica_without_defects_phase_{method}_{stat}_deviation_pct_max: "
+                  f"{max(values):.2f}")
     fixed = {m: table.functionals @ replica[False][k] for k, m in enumerate(("ols", "wls"))}
     for name, theta in estimates.items():
         method = "ols" if name == "ols" else "wls"
