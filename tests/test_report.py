@@ -322,6 +322,10 @@ def test_bad_input_is_refused_before_anything_is_computed(case, tmp_path, monkey
     with pytest.raises(dynid.DataError, match=r"validation 'validation 1': recording: 2 "
                                               r"coordinates.*robot panda has 7"):
         dynid.write_report(robot, result, [train], out, validation=[two])
+    long = "/lab/" + "a-long-folder-name/" * 8 + "run.npz"  # a file is named whole
+    with pytest.raises(dynid.DataError) as error:
+        dynid.write_report(robot, result, {long: two}, out)
+    assert f"recordings {long!r}: recording: 2 coordinates" in str(error.value)
     still = Recording(train.time, train.positions, np.ones_like(train.output))
     with pytest.raises(dynid.DataError, match=r"recordings 'identification 1': .*output of "
                                               r"joint1 is 1 in all"):

@@ -174,8 +174,8 @@ def _sources(path: str) -> str | dict[str, str]:
     for item in path.split(","):
         key, sep, value = item.partition("=")
         if not sep or key.strip() not in _SIGNALS or not value.strip() or "=" in value:
-            raise DataError(f"recording {excerpt(path)}: expected a file, or SIGNAL=FILE pairs "
-                            f"separated by commas (signals: {', '.join(_SIGNALS)}), e.g. "
+            raise DataError(f"recording {excerpt(path, 200)}: expected a file, or SIGNAL=FILE "
+                            f"pairs separated by commas (signals: {', '.join(_SIGNALS)}), e.g. "
                             "positions=q.csv,output=tau.csv")
         files[key.strip()] = value.strip()
     return files

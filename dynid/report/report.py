@@ -114,7 +114,7 @@ def write_report(robot: Robot, result: IdentificationResult,
                         "none; e.g. write_report(robot, result, [rec], 'report.html')")
     for which, group in (("recordings", train), ("validation", test)):
         for label, rec in group.items():
-            group[label] = _fits(robot, rec, f"{which} {excerpt(label)}")
+            group[label] = _fits(robot, rec, f"{which} {excerpt(label, 200)}")
     extra = method_sections(robot, result, payload, gains)
     steps = Steps(2 * (len(train) + len(test)) + 3, "report", enabled=progress,
                   delay=PROGRESS_DELAY)
@@ -208,7 +208,7 @@ def _named(value, what: str, prefix: str) -> dict[str, Recording]:
                         f"Recording, found {excerpt(value)}")
     for label, rec in items:
         if not isinstance(rec, Recording):
-            raise DataError(f"{what} {excerpt(label)}: expected a Recording, found "
+            raise DataError(f"{what} {excerpt(label, 200)}: expected a Recording, found "
                             f"{excerpt(rec)}; read files with dynid.read_npz or "
                             "dynid.read_csv")
     return dict(items)
