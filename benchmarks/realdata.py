@@ -111,6 +111,11 @@ def tx40(root: Path) -> None:
     print(f"tx40_grid_phase_median_deviation_pct_max: {max(medians):.2f}")
     print(f"tx40_grid_phase_worst_deviation_pct_min: {min(worst):.2f}")
     print(f"tx40_grid_phase_worst_deviation_pct_max: {max(worst):.2f}")
+    print("# ten times the samples: dynid's WLS decimated by 10 instead of 100")
+    tenfold = IdentificationData(robot, rec, base=table.base,
+                                 processing=replace(datasets.TX40_PROCESSING, decimate=10))
+    dev = table.deviations(_quiet(lambda: WLS().fit(tenfold)).result_.base_params, "wls")
+    _deviation_lines("tx40_decimate_10_wls", dev, good, drive)
     split = int(0.6 * rec.n_samples)
     later = rec.select(slice(split, None))
     train = IdentificationData(robot, rec.select(slice(0, split)), base=table.base,
