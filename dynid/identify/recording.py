@@ -121,7 +121,7 @@ class Recording:
         extreme value are flagged.
     output_covariance
         Covariance (n, n) of the output noise of each sample, when known (from period
-        averaging, see :func:`dynid.identify.processing.average_periods`).
+        averaging, see :func:`dynid.identify.periodic.average_periods`).
     history
         What was done to the samples since they were read (trims, time stamps made uniform,
         column maps), one line each; the readers fill it in.
