@@ -1,7 +1,7 @@
 """Processing settings applied to one recording: what
 :meth:`~dynid.identify.processing.Processing.apply` runs.
 
-In this order: the channels' delays compensated (:func:`~dynid.identify.delays.compensate`)
+In this order: the channels' delays compensated (:func:`~dynid.identify.compensation.compensate`)
 and the skipped samples dropped; with a period, the periods averaged
 (:func:`~dynid.identify.periodic.average_periods`); actuator coordinates mapped to the basis
 coordinates first when the kinematics are applied ``"before"`` filtering; positions filtered
@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..errors import DataError
-from .delays import compensate
+from .compensation import compensate
 from .filters import lowpass
 from .kinematics import kinematics_order, map_first, to_basis
 from .periodic import PeriodAverage, average_periods, spectral_states
@@ -55,7 +55,7 @@ def average(settings: Processing, recording: Recording) -> PeriodAverage:
 
 def prepare(settings: Processing, recording: Recording) -> Recording:
     """``recording`` with its channels' delays compensated
-    (:func:`~dynid.identify.delays.compensate`) and the skipped samples dropped."""
+    (:func:`~dynid.identify.compensation.compensate`) and the skipped samples dropped."""
     rec = recording if settings.delay is None else compensate(recording, settings.delay)
     return rec.skip(settings.skip) if settings.skip else rec
 

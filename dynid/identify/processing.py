@@ -80,7 +80,7 @@ from .._validate import is_number
 from ..errors import DataError
 from . import autoprocessing, pipeline
 from ._bands import limited_decimation  # noqa: F401  (importable from here too)
-from .delays import Delays, delay_setting
+from .compensation import Delays, delay_setting
 from .derivatives import check_differentiation
 from .exclusion import check_settings
 from .filters import (
@@ -376,7 +376,7 @@ class Processing:
 
     def prepared(self, recording: Recording) -> Recording:
         """The raw recording with its channels' delays compensated
-        (:func:`~dynid.identify.delays.compensate`) and the skipped samples dropped."""
+        (:func:`~dynid.identify.compensation.compensate`) and the skipped samples dropped."""
         return pipeline.prepare(self, recording)
 
     def states(self, rec: Recording, robot=None) -> Recording:
