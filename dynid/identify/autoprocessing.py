@@ -10,6 +10,10 @@ with the positions' cutoff at that band over :data:`~dynid.identify._bands.KEPT`
 decimation the cutoff itself is ``m B``. Cutoffs stay below 80 % of the Nyquist frequency.
 Identification chooses among the candidates by the whiteness of the residual
 (:func:`~dynid.identify.choice.choose_processing`).
+
+Both functions take the settings first and are bound as the methods
+:meth:`~dynid.identify.processing.Processing.candidates` and
+:meth:`~dynid.identify.processing.Processing.resolve`, which their docstrings speak of.
 """
 
 from __future__ import annotations
@@ -41,10 +45,19 @@ _BAND_MULTIPLES = (1.0, 1.5, 2.0, 3.0)
 
 def candidates(settings: Processing,
                recordings: Recording | Sequence[Recording]) -> list[Processing]:
-    """``settings`` with the automatic ones replaced, for ``recordings`` (raw, as recorded):
-    one per band multiple (see the module docstring); one when nothing is automatic, with a
-    period, when the signals need no filter, or when every recording's velocities and
-    accelerations are used as recorded."""
+    """Settings with the automatic ones replaced, for ``recordings`` (raw, as recorded):
+    decimations that keep ½, ¾, 1 and 1.5 times the signal bandwidth ``B`` of the
+    positions (the highest over every coordinate and recording, and over the recorded
+    velocities where the accelerations come from them), ``⌊rate / (m B)⌋`` for ``m`` in 1,
+    1.5, 2, 3, each with the cutoff ``2 m B`` four times the band it keeps (at most 80 %
+    of the Nyquist frequency; no ``m`` whose ``m B`` reaches 80 % of it is tried), so
+    that the positions' low-pass leaves the kept band undistorted and the decimation alone
+    sets how much differentiated noise the regressor keeps; the decimation is the one the
+    cutoff calls for (:func:`~dynid.identify._bands.cutoff_decimation`, ``⌊2 rate /
+    cutoff⌋``). With a given decimation the cutoff is what limits the band, and is ``m B``
+    instead. One candidate when nothing is automatic,
+    with a period, when the signals need no filter, or when every recording's velocities
+    and accelerations are used as recorded (no cutoff, no decimation)."""
     if settings.resolved:
         return [settings]
     recs = (recordings,) if isinstance(recordings, Recording) else tuple(recordings)
@@ -81,9 +94,12 @@ def candidates(settings: Processing,
 
 
 def resolve(settings: Processing, recordings: Recording | Sequence[Recording]) -> Processing:
-    """The candidate (:func:`candidates`) taken without a fit: the one whose cutoff is 3 times
-    the positions' signal bandwidth (or the nearest), or the next higher one whose decimation
-    a short recording does not limit."""
+    """These settings with the automatic ones chosen for ``recordings`` without a fit:
+    the candidate (:meth:`candidates`) whose cutoff is 3 times the positions' signal
+    bandwidth (keeping ¾ of it; or the nearest), or the next higher one whose decimation a
+    short
+    recording does not limit. Identification chooses among the candidates by the
+    whiteness of the residual (:func:`~dynid.identify.choice.choose_processing`)."""
     options = candidates(settings, recordings)
     recs = (recordings,) if isinstance(recordings, Recording) else tuple(recordings)
     preferred = options[min(1, len(options) - 1):]

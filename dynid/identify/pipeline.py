@@ -1,18 +1,23 @@
 """Processing settings applied to one recording: what
 :meth:`~dynid.identify.processing.Processing.apply` runs.
 
-In this order: the channels' delays compensated (:func:`~dynid.identify.compensation.compensate`)
-and the skipped samples dropped; with a period, the periods averaged
-(:func:`~dynid.identify.periodic.average_periods`); actuator coordinates mapped to the basis
-coordinates first when the kinematics are applied ``"before"`` filtering; positions filtered
-and differentiated (:func:`~dynid.identify.states.derive_states`, or spectrally for an averaged
-period, :func:`~dynid.identify.periodic.spectral_states`); the output low-passed only with an
-``output_cutoff``; actuator coordinates mapped with their derivatives when the kinematics are
-applied ``"after"`` (:func:`~dynid.identify.kinematics.to_basis`).
+In this order: the channels' delays compensated
+(:func:`~dynid.identify.compensation.compensate`) and the skipped samples dropped; with a
+period, the periods averaged (:func:`~dynid.identify.periodic.average_periods`); actuator
+coordinates mapped to the basis coordinates first when the kinematics are applied
+``"before"`` filtering; positions filtered and differentiated
+(:func:`~dynid.identify.states.derive_states`, or spectrally for an averaged period,
+:func:`~dynid.identify.periodic.spectral_states`); the output low-passed only with an
+``output_cutoff``; actuator coordinates mapped with their derivatives when the kinematics
+are applied ``"after"`` (:func:`~dynid.identify.kinematics.to_basis`).
 
 Every function takes the settings (a :class:`~dynid.identify.processing.Processing`, whose
 automatic settings :func:`process` resolves first) and a :class:`~dynid.identify.recording.
-Recording`, and returns a recording with basis-space positions, velocities and accelerations.
+Recording`, and returns a recording with basis-space positions, velocities and accelerations
+(:func:`average`: the averaged period). They are bound as methods of
+:class:`~dynid.identify.processing.Processing`, which their docstrings speak of:
+:func:`process` as ``apply``, :func:`prepare` as ``prepared``, :func:`average` and
+:func:`states` under their own names.
 """
 
 from __future__ import annotations
@@ -34,9 +39,8 @@ __all__ = ["average", "prepare", "process", "states"]
 
 
 def process(settings: Processing, recording: Recording, robot=None) -> Recording:
-    """Basis-space positions, velocities and accelerations and the output of ``recording``
-    processed by ``settings`` (automatic settings chosen for this recording when not
-    resolved)."""
+    """Basis-space positions, velocities and accelerations and the output, processed
+    (automatic settings chosen for this recording when not resolved)."""
     if not settings.resolved:
         return process(settings.resolve(recording), recording, robot)
     if settings.period is not None:
@@ -45,7 +49,7 @@ def process(settings: Processing, recording: Recording, robot=None) -> Recording
 
 
 def average(settings: Processing, recording: Recording) -> PeriodAverage:
-    """The periods of ``recording`` averaged as :func:`process` does, after the delays are
+    """The periods of a recording averaged as :meth:`apply` does, after the delays are
     compensated and the skipped samples and periods dropped."""
     if settings.period is None:
         raise DataError("period averaging needs the excitation period (period=...)")
@@ -54,15 +58,15 @@ def average(settings: Processing, recording: Recording) -> PeriodAverage:
 
 
 def prepare(settings: Processing, recording: Recording) -> Recording:
-    """``recording`` with its channels' delays compensated
+    """The raw recording with its channels' delays compensated
     (:func:`~dynid.identify.compensation.compensate`) and the skipped samples dropped."""
     rec = recording if settings.delay is None else compensate(recording, settings.delay)
     return rec.skip(settings.skip) if settings.skip else rec
 
 
 def states(settings: Processing, rec: Recording, robot=None) -> Recording:
-    """The rest of :func:`process`, on a recording whose samples were skipped and, with a
-    period, whose periods were averaged (:func:`average`): filtered positions, velocities
+    """The rest of :meth:`apply`, on a recording whose samples were skipped and, with a
+    period, whose periods were averaged (:meth:`average`): filtered positions, velocities
     and accelerations, mapped to the basis coordinates, and the output."""
     if rec.space == "actuator" and robot is None:
         raise DataError("the recording holds actuator coordinates; pass the robot to map "

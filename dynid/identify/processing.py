@@ -94,8 +94,6 @@ from .kinematics import check_kinematics
 from .modelband import check_model_cutoff
 from .outcome import KEYS as OUTCOME_KEYS
 from .outcome import Outcome
-from .periodic import PeriodAverage
-from .recording import Recording
 from .states import DERIVATIVES
 
 __all__ = ["Processing", "decimation_filter", "differentiate", "lowpass", "signal_bandwidth",
@@ -267,31 +265,6 @@ class Processing:
             return None
         return zero_phase_response(float(self.cutoff), self.order, rate)
 
-    def candidates(self, recordings: Recording | Sequence[Recording]) -> list[Processing]:
-        """Settings with the automatic ones replaced, for ``recordings`` (raw, as recorded):
-        decimations that keep ½, ¾, 1 and 1.5 times the signal bandwidth ``B`` of the
-        positions (the highest over every coordinate and recording, and over the recorded
-        velocities where the accelerations come from them), ``⌊rate / (m B)⌋`` for ``m`` in 1,
-        1.5, 2, 3, each with the cutoff ``2 m B`` four times the band it keeps (at most 80 %
-        of the Nyquist frequency; no ``m`` whose ``m B`` reaches 80 % of it is tried), so
-        that the positions' low-pass leaves the kept band undistorted and the decimation alone
-        sets how much differentiated noise the regressor keeps; the decimation is the one the
-        cutoff calls for (:func:`~dynid.identify._bands.cutoff_decimation`, ``⌊2 rate /
-        cutoff⌋``). With a given decimation the cutoff is what limits the band, and is ``m B``
-        instead. One candidate when nothing is automatic,
-        with a period, when the signals need no filter, or when every recording's velocities
-        and accelerations are used as recorded (no cutoff, no decimation)."""
-        return autoprocessing.candidates(self, recordings)
-
-    def resolve(self, recordings: Recording | Sequence[Recording]) -> Processing:
-        """These settings with the automatic ones chosen for ``recordings`` without a fit:
-        the candidate (:meth:`candidates`) whose cutoff is 3 times the positions' signal
-        bandwidth (keeping ¾ of it; or the nearest), or the next higher one whose decimation a
-        short
-        recording does not limit. Identification chooses among the candidates by the
-        whiteness of the residual (:func:`~dynid.identify.choice.choose_processing`)."""
-        return autoprocessing.resolve(self, recordings)
-
     def summary(self, rate: float | None = None) -> str:
         """The settings in words, with the filter's effective cutoff and order at ``rate``
         (default: the rate of the data it was resolved for) and the rows left out."""
@@ -364,26 +337,14 @@ class Processing:
             out = replace(out, outcome=Outcome.from_dict(data, out.cutoff, out.order))
         return out
 
-    def apply(self, recording: Recording, robot=None) -> Recording:
-        """Basis-space positions, velocities and accelerations and the output, processed
-        (automatic settings chosen for this recording when not resolved)."""
-        return pipeline.process(self, recording, robot)
-
-    def average(self, recording: Recording) -> PeriodAverage:
-        """The periods of a recording averaged as :meth:`apply` does, after the delays are
-        compensated and the skipped samples and periods dropped."""
-        return pipeline.average(self, recording)
-
-    def prepared(self, recording: Recording) -> Recording:
-        """The raw recording with its channels' delays compensated
-        (:func:`~dynid.identify.compensation.compensate`) and the skipped samples dropped."""
-        return pipeline.prepare(self, recording)
-
-    def states(self, rec: Recording, robot=None) -> Recording:
-        """The rest of :meth:`apply`, on a recording whose samples were skipped and, with a
-        period, whose periods were averaged (:meth:`average`): filtered positions, velocities
-        and accelerations, mapped to the basis coordinates, and the output."""
-        return pipeline.states(self, rec, robot)
+    # Automatic settings (:mod:`dynid.identify.autoprocessing`) and their application to a
+    # recording (:mod:`dynid.identify.pipeline`): functions of the settings, bound as methods.
+    candidates = autoprocessing.candidates
+    resolve = autoprocessing.resolve
+    apply = pipeline.process
+    average = pipeline.average
+    prepared = pipeline.prepare
+    states = pipeline.states
 
 
 def _check_int(name: str, value, low: int, high: int | None, meaning: str) -> None:
