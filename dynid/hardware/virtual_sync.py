@@ -12,7 +12,7 @@ axis stands still. The steps, and the rules for a held arm and for quick stops, 
 
 Everything depends on the SYNC count, never on wall-clock time. Positions cross the bus in
 increments (:class:`~dynid.hardware.pdo.Scaling`: ``counts = position / resolution + zero``),
-the output in thousandths of the rated value at the motor.
+the output in thousandths of the drive's rated value.
 """
 
 from __future__ import annotations

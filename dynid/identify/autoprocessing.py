@@ -8,6 +8,8 @@ velocities where the accelerations come from them). With an automatic decimation
 candidate keeps a band of ``m B / 2`` for ``m`` in 1, 1.5, 2, 3 (its new Nyquist frequency),
 with the positions' cutoff at that band over :data:`~dynid.identify._bands.KEPT`; with a given
 decimation the cutoff itself is ``m B``. Cutoffs stay below 80 % of the Nyquist frequency.
+Positions low-passed before they were recorded (no noise floor) get no filter of their own:
+their candidates are decimations alone, to the same multiples of their band.
 Identification chooses among the candidates by the whiteness of the residual
 (:func:`~dynid.identify.choice.choose_processing`).
 
