@@ -350,4 +350,6 @@ def test_docstring_examples_hold():
     import doctest
 
     import dynid.hardware.budget as budget
+    import dynid.hardware.canframe as canframe
     assert doctest.testmod(budget).failed == 0
+    assert doctest.testmod(canframe).failed == 0

@@ -36,7 +36,7 @@ from ..errors import (
     DriveConfigError,
     DriveFaultError,
 )
-from .decode import CycleAssembler
+from .assembler import CycleAssembler
 from .dictionary import cia402_dictionary, load_dictionary
 from .drive import Drives, Feedback
 from .pdo import OBJECTS, PdoMapping

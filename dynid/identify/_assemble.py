@@ -4,7 +4,8 @@ The readers extract each signal's columns from its file; :func:`assemble` does t
 same for every format: each file's trim, the check that the files hold the same number of
 samples, the time (a column, or the sample rate), the time stamps (``timestamps=``), columns
 matched to the robot by name, encoder increments, a column map, the robot's units, and a
-history of what was done.
+history of what was done. The checks of the options every reader takes (the file, the sample
+rate, ``timestamps=``, the column map, the units) are here too.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 
 import numpy as np
 
@@ -21,11 +23,14 @@ from . import units as U
 from ._matching import check_units, column_order, robot_units
 from .columns import ColumnMap
 from .recording import MIN_SAMPLES, Recording
-from .timestamps import regularize
+from .timestamps import TIMESTAMPS, regularize
 from .trims import Trim
 
-__all__ = ["assemble", "check_rate", "prefixed", "user_units"]
+__all__ = ["SIGNALS", "assemble", "check_file", "check_options", "check_rate", "prefixed",
+           "user_units"]
 
+#: The signals a recording file may hold.
+SIGNALS = ("time", "positions", "velocities", "accelerations", "output")
 _INCREMENTS = {"positions": "inc", "velocities": "inc/s", "accelerations": "inc/s²"}
 _DERIVATIVES = ("velocities", "accelerations")
 
@@ -41,6 +46,27 @@ def prefixed(where: str, names: Sequence[str] = ()) -> Iterator[None]:
         if text.startswith((where, *names)):
             raise
         raise DataError(f"{where}: {text}") from None
+
+
+def check_file(path: str | Path) -> Path:
+    if not isinstance(path, str | Path):
+        raise DataError(f"recording file: expected a path, found {excerpt(path)}")
+    path = Path(path)
+    if not path.exists():
+        raise DataError(f"recording file {excerpt(str(path), 200)} does not exist")
+    if not path.is_file():
+        raise DataError(f"recording file {excerpt(str(path), 200)} is not a regular file (a "
+                        "directory?)")
+    return path
+
+
+def check_options(timestamps, column_map) -> None:
+    if timestamps not in TIMESTAMPS:
+        raise DataError(f"timestamps: expected one of {', '.join(TIMESTAMPS)}, found "
+                        f"{excerpt(timestamps)}; e.g. timestamps='resample'")
+    if column_map is not None and not isinstance(column_map, ColumnMap):
+        raise DataError(f"column_map: expected a ColumnMap, found {excerpt(column_map)}; e.g. "
+                        "column_map=ColumnMap([[1, 0], [1, 1]]) for columns q1 and q1 + q2")
 
 
 def user_units(units: object) -> dict:

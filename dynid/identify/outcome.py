@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from .._files import excerpt
 from .._validate import is_number
 from ..errors import DataError
-from .delays import Delays, delay_setting
+from .compensation import Delays, delay_setting
 from .exclusion import Excluded
 from .filters import zero_phase_response
 

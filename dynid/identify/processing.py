@@ -62,8 +62,10 @@ The defaults are for a user who does not know about filtering (``Processing()``)
   domain instead, and nothing is decimated.
 
 :class:`Processing` bundles the settings, turns a raw recording into basis-space states with
-velocities and accelerations (:meth:`Processing.apply`), and is stored with identification
-results so validation processes its data the same way: results store the numbers chosen.
+velocities and accelerations (:meth:`Processing.apply`, which runs
+:mod:`dynid.identify.pipeline`), and is stored with identification results so validation
+processes its data the same way: results store the numbers chosen. The automatic settings
+are chosen in :mod:`dynid.identify.autoprocessing`.
 """
 
 from __future__ import annotations
@@ -76,15 +78,9 @@ import numpy as np
 from .._files import excerpt
 from .._validate import is_number
 from ..errors import DataError
-from ._bands import (
-    KEPT,
-    auto_decimate,
-    cutoff_decimation,
-    limited_decimation,
-    smooth_band,
-    widest_band,
-)
-from .delays import Delays, compensate, delay_setting
+from . import autoprocessing, pipeline
+from ._bands import limited_decimation  # noqa: F401  (importable from here too)
+from .compensation import Delays, delay_setting
 from .derivatives import check_differentiation
 from .exclusion import check_settings
 from .filters import (
@@ -94,22 +90,17 @@ from .filters import (
     signal_bandwidth,
     zero_phase_response,
 )
-from .kinematics import check_kinematics, kinematics_order, map_first, to_basis
+from .kinematics import check_kinematics
 from .modelband import check_model_cutoff
 from .outcome import KEYS as OUTCOME_KEYS
 from .outcome import Outcome
-from .periodic import PeriodAverage, average_periods, spectral_states
-from .recording import Recording
-from .states import DERIVATIVES, derivative_source, derive_states
+from .states import DERIVATIVES
 
 __all__ = ["Processing", "decimation_filter", "differentiate", "lowpass", "signal_bandwidth",
            "zero_phase_response"]
 
 #: Largest decimation factor accepted.
 MAX_DECIMATE = 10_000
-# Automatic decimations tried: the band each keeps (its Nyquist frequency), in multiples of
-# half the positions' signal bandwidth; the cutoff of the positions is that band over KEPT.
-_BAND_MULTIPLES = (1.0, 1.5, 2.0, 3.0)
 
 @dataclass(frozen=True)
 class Processing:
@@ -274,66 +265,6 @@ class Processing:
             return None
         return zero_phase_response(float(self.cutoff), self.order, rate)
 
-    def candidates(self, recordings: Recording | Sequence[Recording]) -> list[Processing]:
-        """Settings with the automatic ones replaced, for ``recordings`` (raw, as recorded):
-        decimations that keep ½, ¾, 1 and 1.5 times the signal bandwidth ``B`` of the
-        positions (the highest over every coordinate and recording, and over the recorded
-        velocities where the accelerations come from them), ``⌊rate / (m B)⌋`` for ``m`` in 1,
-        1.5, 2, 3, each with the cutoff ``2 m B`` four times the band it keeps (at most 80 %
-        of the Nyquist frequency; no ``m`` whose ``m B`` reaches 80 % of it is tried), so
-        that the positions' low-pass leaves the kept band undistorted and the decimation alone
-        sets how much differentiated noise the regressor keeps; the decimation is the one the
-        cutoff calls for (:func:`~dynid.identify._bands.cutoff_decimation`, ``⌊2 rate /
-        cutoff⌋``). With a given decimation the cutoff is what limits the band, and is ``m B``
-        instead. One candidate when nothing is automatic,
-        with a period, when the signals need no filter, or when every recording's velocities
-        and accelerations are used as recorded (no cutoff, no decimation)."""
-        if self.resolved:
-            return [self]
-        recs = (recordings,) if isinstance(recordings, Recording) else tuple(recordings)
-        if self.period is not None:
-            return [replace(self, cutoff=None if self.cutoff == "auto" else self.cutoff,
-                            decimate=1 if self.decimate == "auto" else self.decimate)]
-        recs = tuple(r.skip(self.skip) if self.skip else r for r in recs)
-        sources = [derivative_source(r, self.derivatives) for r in recs]
-        if self.cutoff == "auto" and all(s == "recorded" for s in sources):
-            cutoffs = [None]  # states recorded with their derivatives are used as they are
-        elif self.cutoff == "auto":
-            band = widest_band(recs, sources)
-            nyquist = min(r.rate for r in recs) / 2
-            # With a given decimation the cutoff limits the band itself (at m B).
-            scale = 1 / (2 * KEPT) if self.decimate == "auto" else 1.0
-            cutoffs = list(dict.fromkeys(
-                float(f"{min(m * band * scale, 0.8 * nyquist):.3g}")
-                for m in _BAND_MULTIPLES if band is not None and m * band < 0.8 * nyquist)) \
-                or [None]
-            smooth = smooth_band(recs, sources) if cutoffs == [None] else None
-            if smooth is not None and self.decimate == "auto":
-                # Low-passed before they were recorded: no filter of their own, the
-                # regressor and the output decimated alike to the motion's band.
-                factors = sorted({auto_decimate(recs, m * smooth / 2)[0]
-                                  for m in _BAND_MULTIPLES if m * smooth < 0.8 * nyquist},
-                                 reverse=True)
-                return [replace(self, cutoff=None, decimate=d) for d in factors] or \
-                    [replace(self, cutoff=None, decimate=1)]
-        else:
-            cutoffs = [self.cutoff]
-        return [replace(self, cutoff=c, decimate=self.decimate if self.decimate != "auto" else
-                        1 if c is None else cutoff_decimation(recs, c)[0]) for c in cutoffs]
-
-    def resolve(self, recordings: Recording | Sequence[Recording]) -> Processing:
-        """These settings with the automatic ones chosen for ``recordings`` without a fit:
-        the candidate (:meth:`candidates`) whose cutoff is 3 times the positions' signal
-        bandwidth (keeping ¾ of it; or the nearest), or the next higher one whose decimation a
-        short
-        recording does not limit. Identification chooses among the candidates by the
-        whiteness of the residual (:func:`~dynid.identify.choice.choose_processing`)."""
-        options = self.candidates(recordings)
-        recs = (recordings,) if isinstance(recordings, Recording) else tuple(recordings)
-        preferred = options[min(1, len(options) - 1):]
-        # Passed over where a short recording limits the decimation (see limited_decimation).
-        return next((p for p in preferred if not limited_decimation(recs, p)), preferred[0])
-
     def summary(self, rate: float | None = None) -> str:
         """The settings in words, with the filter's effective cutoff and order at ``rate``
         (default: the rate of the data it was resolved for) and the rows left out."""
@@ -406,62 +337,14 @@ class Processing:
             out = replace(out, outcome=Outcome.from_dict(data, out.cutoff, out.order))
         return out
 
-    def apply(self, recording: Recording, robot=None) -> Recording:
-        """Basis-space positions, velocities and accelerations and the output, processed
-        (automatic settings chosen for this recording when not resolved)."""
-        if not self.resolved:
-            return self.resolve(recording).apply(recording, robot)
-        if self.period is not None:
-            return self.states(self.average(recording).recording, robot)
-        return self.states(self.prepared(recording), robot)
-
-    def average(self, recording: Recording) -> PeriodAverage:
-        """The periods of a recording averaged as :meth:`apply` does, after the delays are
-        compensated and the skipped samples and periods dropped."""
-        if self.period is None:
-            raise DataError("period averaging needs the excitation period (period=...)")
-        return average_periods(self.prepared(recording), self.period,
-                               skip_periods=self.skip_periods)
-
-    def prepared(self, recording: Recording) -> Recording:
-        """The raw recording with its channels' delays compensated
-        (:func:`~dynid.identify.delays.compensate`) and the skipped samples dropped."""
-        rec = recording if self.delay is None else compensate(recording, self.delay)
-        return rec.skip(self.skip) if self.skip else rec
-
-    def states(self, rec: Recording, robot=None) -> Recording:
-        """The rest of :meth:`apply`, on a recording whose samples were skipped and, with a
-        period, whose periods were averaged (:meth:`average`): filtered positions, velocities
-        and accelerations, mapped to the basis coordinates, and the output."""
-        if rec.space == "actuator" and robot is None:
-            raise DataError("the recording holds actuator coordinates; pass the robot to map "
-                            "them to its basis coordinates")
-        if not self.resolved:
-            raise DataError("processing: resolve the automatic settings first "
-                            "(Processing.resolve(recordings))")
-        if rec.space == "actuator" and kinematics_order(self.kinematics, robot) == "before":
-            rec = map_first(rec, robot)
-        periodic = self.period is not None
-        if not periodic and (self.cutoff is not None or self.output_cutoff is not None) and \
-                not rec.is_uniform(0.05):
-            raise DataError("filtering needs uniformly sampled data; the sample intervals "
-                            "vary by more than 5 %; resample first or set no cutoff")
-        rate = rec.rate
-        if periodic and (self.harmonics_cutoff is not None or self.cutoff is None):
-            q, v, a = spectral_states(rec.positions, rate, self.harmonics_cutoff)
-        else:
-            q, v, a = derive_states(rec, derivative_source(rec, self.derivatives), self.cutoff,
-                                    self.order, periodic=periodic,
-                                    differentiation=self.differentiation)
-        y = rec.output
-        if self.output_cutoff is not None:
-            y = lowpass(y, rate, self.output_cutoff, self.order, periodic=periodic)
-        if rec.space == "actuator":
-            q, v, a = to_basis(robot, rec.time, q, v, a)
-            units = {**rec.units, "positions": robot.basis_units}
-            rec = rec.with_signals(space="basis", names=robot.joint_names, units=units,
-                                   resolution=None)
-        return rec.with_signals(positions=q, velocities=v, accelerations=a, output=y)
+    # Automatic settings (:mod:`dynid.identify.autoprocessing`) and their application to a
+    # recording (:mod:`dynid.identify.pipeline`): functions of the settings, bound as methods.
+    candidates = autoprocessing.candidates
+    resolve = autoprocessing.resolve
+    apply = pipeline.process
+    average = pipeline.average
+    prepared = pipeline.prepare
+    states = pipeline.states
 
 
 def _check_int(name: str, value, low: int, high: int | None, meaning: str) -> None:

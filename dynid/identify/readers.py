@@ -1,4 +1,6 @@
-"""Reading and writing recordings: text tables (CSV or whitespace-separated), NPZ archives.
+"""Reading recordings: text tables (CSV or whitespace-separated); NPZ archives are
+:mod:`dynid.identify.archives`'s (:func:`read_npz` and :func:`save_npz`, importable from here
+too).
 
 :func:`read_csv` reads a table with or without a header, its columns named or given by index
 (0 for the first), its time from a column or from the sample rate, and one recording from
@@ -12,14 +14,11 @@ columns named after a robot's joints to them, take the robot's units by default 
 every column's unit against the coordinate it holds (a prismatic joint is a length with a
 force). What was done is in :attr:`Recording.history <dynid.identify.recording.Recording>`.
 
-dynid's own NPZ files hold the arrays ``time``, ``positions``, ``output`` (and ``velocities``,
-``accelerations`` when present) in SI units plus a ``meta`` entry (JSON text: space, output
-kind, names, units, limits, history), so :func:`read_npz` reads them back without options.
-Archives written by other tools are read with a ``keys`` mapping and ``units``. Likewise
 dynid's own CSV recordings (:class:`dynid.hardware.RecordingWriter`) start with a line
-``# dynid recording {json}`` of the same metadata and the columns of each signal, so
-:func:`read_csv` reads them without column options; their last row, when the recording stopped
-while writing it (no line break), is dropped with a warning.
+``# dynid recording {json}`` of the metadata of its NPZ archives (space, output kind, names,
+units, limits, history) and the columns of each signal, so :func:`read_csv` reads them without
+column options; their last row, when the recording stopped while writing it (no line break),
+is dropped with a warning.
 
 Positions in encoder increments (unit ``inc``, velocities ``inc/s``, accelerations ``inc/s²``)
 are converted with the robot's encoder resolution (``robot=``); they are actuator coordinates.
@@ -27,8 +26,6 @@ are converted with the robot's encoder resolution (``robot=``); they are actuato
 
 from __future__ import annotations
 
-import difflib
-import json
 import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -37,46 +34,22 @@ import numpy as np
 
 from .._files import excerpt
 from ..errors import DataError, DynidWarning
-from ._assemble import assemble, check_rate, user_units
+from ._assemble import (
+    SIGNALS,
+    assemble,
+    check_file,
+    check_options,
+    check_rate,
+    user_units,
+)
 from ._csvmeta import layout
-from ._npz import npz_arrays
+from .archives import read_npz, save_npz
 from .columns import ColumnMap
 from .recording import Recording
 from .tables import Flat, Table, check_delimiter, open_table
-from .timestamps import TIMESTAMPS
 from .trims import Trim, trim_of
 
 __all__ = ["read_csv", "read_npz", "save_npz"]
-
-_SIGNALS = ("time", "positions", "velocities", "accelerations", "output")
-
-
-def _check_file(path: str | Path) -> Path:
-    if not isinstance(path, str | Path):
-        raise DataError(f"recording file: expected a path, found {excerpt(path)}")
-    path = Path(path)
-    if not path.exists():
-        raise DataError(f"recording file {excerpt(str(path), 200)} does not exist")
-    if not path.is_file():
-        raise DataError(f"recording file {excerpt(str(path), 200)} is not a regular file (a "
-                        "directory?)")
-    return path
-
-
-def _missing(name: str, available: Sequence[str], where: str) -> DataError:
-    close = difflib.get_close_matches(name, available, n=3)
-    hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-    listed = excerpt([a if len(a) <= 30 else a[:29] + "…" for a in list(available)[:20]], 300)
-    return DataError(f"{where}: no column {excerpt(name)}{hint} (available: {listed})")
-
-
-def _check_options(timestamps, column_map) -> None:
-    if timestamps not in TIMESTAMPS:
-        raise DataError(f"timestamps: expected one of {', '.join(TIMESTAMPS)}, found "
-                        f"{excerpt(timestamps)}; e.g. timestamps='resample'")
-    if column_map is not None and not isinstance(column_map, ColumnMap):
-        raise DataError(f"column_map: expected a ColumnMap, found {excerpt(column_map)}; e.g. "
-                        "column_map=ColumnMap([[1, 0], [1, 1]]) for columns q1 and q1 + q2")
 
 
 def _is_column(c: object) -> bool:
@@ -104,10 +77,10 @@ def _spec(key: str, cols: object):
 def _files(path, specs: dict) -> dict[str, Path]:
     """Signal → file."""
     if isinstance(path, Mapping):
-        unknown = [k for k in path if k not in _SIGNALS]
+        unknown = [k for k in path if k not in SIGNALS]
         if unknown:
             raise DataError(f"files: unknown signals {excerpt(unknown)}; expected some of "
-                            f"{', '.join(_SIGNALS)}, e.g. {{'positions': 'q.csv', 'output': "
+                            f"{', '.join(SIGNALS)}, e.g. {{'positions': 'q.csv', 'output': "
                             "'tau.csv'}")
         for key in ("positions", "output"):
             if key not in path:
@@ -117,8 +90,8 @@ def _files(path, specs: dict) -> dict[str, Path]:
         if orphans:
             raise DataError(f"{orphans[0]}: columns given, but no file for {orphans[0]}; add "
                             f"it to the files, e.g. {{'{orphans[0]}': 'file.csv', ...}}")
-        return {k: _check_file(v) for k, v in path.items()}
-    path = _check_file(path)
+        return {k: check_file(v) for k, v in path.items()}
+    path = check_file(path)
     for key in ("positions", "output"):
         if specs[key] is None:
             raise DataError(f"{path.name}: {key}: give its columns, e.g. read_csv("
@@ -263,8 +236,8 @@ def read_csv(path: str | Path | Mapping[str, str | Path], *,
         raise DataError(f"header: expected True, False or None (detect it), found "
                         f"{excerpt(header)}")
     rate = check_rate(rate)
-    _check_options(timestamps, column_map)
-    own = layout(_check_file(path)) if isinstance(path, str | Path) else None
+    check_options(timestamps, column_map)
+    own = layout(check_file(path)) if isinstance(path, str | Path) else None
     history, dropped = [], []
     if own is not None and own.meta is not None:
         if all(v is None for v in specs.values()):
@@ -312,105 +285,3 @@ def read_csv(path: str | Path | Mapping[str, str | Path], *,
                     output_kind=output_kind, names=names, output_limits=output_limits,
                     resolution=resolution, robot=robot,
                     history=[*history, f"read {read}", *dropped])
-
-
-def _shaped(arrays: dict, path: Path) -> dict:
-    """Archive arrays as signals: time (N,), the others (N, k) (a vector is one column)."""
-    out = {}
-    for key, x in arrays.items():
-        want = 1 if key == "time" else 2
-        if x.ndim == 1 and key != "time":
-            x = x[:, None]
-        if x.ndim != want or (x.ndim and x.shape[0] == 0):
-            shape = "(N,)" if key == "time" else "(N, n)"
-            raise DataError(f"{path.name}: array for {key} has shape {x.shape}; expected "
-                            f"{shape}")
-        out[key] = x
-    return out
-
-
-def read_npz(path: str | Path, *, keys: Mapping[str, str] | None = None,
-             units: Mapping[str, str | Sequence[str]] | None = None, space: str | None = None,
-             output_kind: str | None = None, names: Sequence[str] | None = None,
-             output_limits: Sequence[float] | None = None, rate: float | None = None,
-             trim=None, timestamps: str = "check", column_map: ColumnMap | None = None,
-             robot=None, resolution=None) -> Recording:
-    """Read a recording from an NPZ archive.
-
-    Parameters
-    ----------
-    path
-        The archive.
-    keys
-        Signal → array name, for archives not written by :func:`save_npz`, e.g.
-        ``{"time": "times", "output": "torques"}`` (signals not listed use their own name).
-    rate
-        Sample rate in Hz, for archives without a time array.
-    units, space, output_kind, names, output_limits, trim, timestamps, column_map, robot,
-    resolution
-        As in :func:`read_csv`; dynid's own archives carry the first five and the resolution
-        in their ``meta`` entry.
-
-    Examples
-    --------
-    The KUKA LWR4+ measurements of FloBaRoID, stamped with jitter at 200 Hz::
-
-        rec = read_npz("measurements_1.npz", keys={"time": "times", "output": "torques"},
-                       timestamps="uniform", trim=500)
-    """
-    path = _check_file(path)
-    keys = dict(keys or {})
-    unknown = set(keys) - set(_SIGNALS)
-    if unknown:
-        raise DataError(f"keys: unknown signals {sorted(unknown)}; expected {list(_SIGNALS)}")
-    wanted = {signal: keys.get(signal, signal) for signal in _SIGNALS}
-    if not all(isinstance(k, str) for k in wanted.values()):
-        raise DataError(f"keys: expected array names (text), found {excerpt(keys)}")
-    rate = check_rate(rate)
-    _check_options(timestamps, column_map)
-    found, meta = npz_arrays(path, wanted)
-    arrays = {}
-    for signal, key in wanted.items():
-        if found.get(key) is not None:
-            arrays[signal] = found[key]
-        elif signal in ("positions", "output") or signal in keys or (
-                signal == "time" and rate is None):
-            raise _missing(key, sorted(found), f"{path.name} ({signal})")
-    arrays = _shaped(arrays, path)
-    space = space or meta.get("space", "basis")
-    units = {**meta.get("units", {}), **user_units(units)}
-    limits = output_limits if output_limits is not None else meta.get("output_limits")
-    names = names if names is not None else meta.get("names")
-    sources = dict.fromkeys(arrays, path.name)
-    return assemble(arrays, sources, trims=dict.fromkeys(arrays, trim_of(trim)), rate=rate,
-                    timestamps=timestamps, column_map=column_map, units=units, space=space,
-                    output_kind=output_kind or meta.get("output_kind"), names=names,
-                    output_limits=limits, covariance=meta.get("output_covariance"),
-                    resolution=resolution if resolution is not None else meta.get("resolution"),
-                    robot=robot, history=[*meta.get("history", []), f"read {path.name}"])
-
-
-def save_npz(recording: Recording, path: str | Path) -> Path:
-    """Write a recording (SI units, with its metadata) to an NPZ archive; returns its path."""
-    path = Path(path)
-    if path.suffix != ".npz":
-        path = path.with_name(path.name + ".npz")
-    meta = {"space": recording.space, "output_kind": recording.output_kind,
-            "names": list(recording.names),
-            "units": {k: list(v) if not isinstance(v, str) else v
-                      for k, v in recording.units.items()}}
-    if recording.output_limits is not None:
-        meta["output_limits"] = recording.output_limits.tolist()
-    if recording.output_covariance is not None:
-        meta["output_covariance"] = recording.output_covariance.tolist()
-    if recording.history:
-        meta["history"] = list(recording.history)
-    if recording.resolution is not None:
-        meta["resolution"] = recording.resolution.tolist()
-    arrays = {"time": recording.time, "positions": recording.positions,
-              "output": recording.output}
-    for key in ("velocities", "accelerations"):
-        if getattr(recording, key) is not None:
-            arrays[key] = getattr(recording, key)
-    np.savez(path, meta=np.array(json.dumps(meta)), **arrays)
-    return path

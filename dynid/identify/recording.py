@@ -6,7 +6,8 @@ measured model output (joint torque, motor torque or motor current), all in SI u
 validated when it is built and rejects what it cannot trust: non-finite values, time that is not
 strictly increasing or whose sample rate is implausible, mismatched shapes or units, too few
 samples. Output samples at the sensor's or drive's limit are flagged as saturated
-(:attr:`Recording.saturated`) with a warning.
+(:attr:`Recording.saturated`) with a warning. The checks of the arrays and of the time are
+:mod:`dynid.identify._signals`'s.
 
 Columns named after a robot's joints (or its actuators, in actuator space) are matched to the
 robot by name (:meth:`Recording.matched`): columns in another order are put in the robot's
@@ -27,6 +28,16 @@ from .._files import excerpt
 from ..errors import DataError, DynidWarning
 from . import units as U
 from ._matching import check_names, column_order, default_names, kind_mismatch
+from ._signals import (  # noqa: F401  (the limits are importable from here too)
+    MAX_INTERVAL,
+    MAX_MAGNITUDE,
+    MIN_INTERVAL,
+    check_magnitude,
+    check_time,
+    floats,
+    per_column,
+    signal_array,
+)
 from .quantization import check_resolution
 
 __all__ = ["MAX_MAGNITUDE", "MIN_SAMPLES", "OUTPUT_KINDS", "SPACES", "Recording", "column_order",
@@ -34,57 +45,12 @@ __all__ = ["MAX_MAGNITUDE", "MIN_SAMPLES", "OUTPUT_KINDS", "SPACES", "Recording"
 
 #: Fewer samples than this cannot be filtered, differentiated or identified.
 MIN_SAMPLES = 10
-#: Shortest and longest median sample interval, s (1 MHz to one sample in 1000 s): beyond
-#: them the times are almost surely in another unit than the one given.
-MIN_INTERVAL, MAX_INTERVAL = 1e-6, 1e3
-#: Largest magnitude of a signal in SI units: beyond it a value is a scaling or unit mistake
-#: (or a corrupted sample), and its squares would overflow in the identification.
-MAX_MAGNITUDE = 1e12
 #: What the output signal is (as :data:`dynid.models.robot.OUTPUTS`).
 OUTPUT_KINDS = ("joint_torque", "motor_torque", "current")
 #: Where the coordinates were measured.
 SPACES = ("basis", "actuator")
 # Consecutive samples at a channel's extreme value that count as clipping.
 _CLIP_RUN = 5
-
-
-def _array(x: object, name: str, shape: tuple[int | None, ...], names=None) -> np.ndarray:
-    arr = _floats(x, name)
-    if arr.ndim == 1 and len(shape) == 2:
-        arr = arr[:, None]
-    if arr.ndim != len(shape) or any(s is not None and s != a for s, a in zip(
-            shape, arr.shape, strict=True)):
-        want = "(" + ", ".join("N" if s is None else str(s) for s in shape) + ")"
-        raise DataError(f"{name}: expected an array of shape {want}, found shape {arr.shape}")
-    bad = np.argwhere(~np.isfinite(arr))
-    if len(bad):
-        where = f"sample {bad[0][0]}"
-        if arr.ndim == 2:
-            col = bad[0][1]
-            where += f", column {col}" + (f" ({names[col]})" if names is not None else "")
-        raise DataError(f"{name}: non-finite value {arr[tuple(bad[0])]} at {where} "
-                        f"({len(bad)} in all); remove or repair those samples first")
-    return arr
-
-
-def _floats(x: object, name: str) -> np.ndarray:
-    """``x`` as a float array; text, ragged lists or objects raise naming ``name``."""
-    try:
-        return np.array(x, dtype=float)
-    except (TypeError, ValueError, OverflowError) as exc:
-        raise DataError(f"{name}: expected numbers, found {excerpt(x)} ({exc})") from None
-
-
-def _per_column(value: str | Sequence[str], n: int, what: str) -> tuple[str, ...]:
-    if isinstance(value, str):
-        return (value,) * n
-    if not isinstance(value, Sequence) or not all(isinstance(u, str) for u in value):
-        raise DataError(f"units of {what}: expected a unit or a list of units (text), found "
-                        f"{excerpt(value)}")
-    value = tuple(value)
-    if len(value) != n:
-        raise DataError(f"units of {what}: expected one unit or {n}, found {len(value)}")
-    return value
 
 
 @dataclass(frozen=True, eq=False)
@@ -121,7 +87,7 @@ class Recording:
         extreme value are flagged.
     output_covariance
         Covariance (n, n) of the output noise of each sample, when known (from period
-        averaging, see :func:`dynid.identify.processing.average_periods`).
+        averaging, see :func:`dynid.identify.periodic.average_periods`).
     history
         What was done to the samples since they were read (trims, time stamps made uniform,
         column maps), one line each; the readers fill it in.
@@ -169,22 +135,22 @@ class Recording:
             raise DataError(f"history: expected a list of lines (text), found "
                             f"{excerpt(self.history)}")
         set_(self, "history", tuple(history))
-        t = _array(self.time, "time", (None,))
+        t = signal_array(self.time, "time", (None,))
         t = t * U.convert_factor(units.get("time", "s"), "time", "time")
         N = t.shape[0]
         if N < MIN_SAMPLES:
             raise DataError(f"recording: too few samples, found {N}, need at least "
                             f"{MIN_SAMPLES}; record longer or at a higher rate")
-        q = _floats(self.positions, "positions")
+        q = floats(self.positions, "positions")
         n = q.shape[1] if q.ndim == 2 else 1
         names = check_names(self.names, n) if self.names is not None else \
             default_names(n, self.space)
         set_(self, "names", names)
         set_(self, "resolution", check_resolution(self.resolution, n, names))
-        _check_time(t)
+        check_time(t)
         set_(self, "time", t)
 
-        pos_units = _per_column(units.get("positions", "rad"), n, "positions")
+        pos_units = per_column(units.get("positions", "rad"), n, "positions")
         fams = [U.family(u, "position", f"positions ({names[j]})")
                 for j, u in enumerate(pos_units)]
         arrays = {}
@@ -196,10 +162,10 @@ class Recording:
                     raise DataError(f"units: {key} given a unit but the recording has no {key}")
                 arrays[key] = None
                 continue
-            arr = _array(value, key, (N, n), names)
+            arr = signal_array(value, key, (N, n), names)
             suffix = {"position": "", "velocity": "/s", "acceleration": "/s²"}[qty]
             default = [U.si_unit(u, "position", "positions") + suffix for u in pos_units]
-            col_units = _per_column(units.get(key, default), n, key)
+            col_units = per_column(units.get(key, default), n, key)
             for j, u in enumerate(col_units):
                 fam = U.family(u, qty, f"{key} ({names[j]})")
                 if fam != fams[j]:
@@ -209,19 +175,19 @@ class Recording:
                 arr[:, j] *= U.convert_factor(u, qty, key)
             arrays[key] = arr
         for key in ("positions", "velocities", "accelerations"):
-            _check_magnitude(arrays[key], key, names)
+            check_magnitude(arrays[key], key, names)
         set_(self, "positions", arrays["positions"])
         set_(self, "velocities", arrays["velocities"])
         set_(self, "accelerations", arrays["accelerations"])
 
-        y = _array(self.output, "output", (N, None), names)
+        y = signal_array(self.output, "output", (N, None), names)
         if y.shape[1] != n:
             raise DataError(f"output: expected {n} channels, one per coordinate in positions, "
                             f"found {y.shape[1]}")
         # By default an effort does work on its coordinate: N·m on an angle, N on a length.
         default = ["A"] * n if self.output_kind == "current" else [
             U.EFFORT[U.si_unit(u, "position", "positions")] for u in pos_units]
-        out_units = _per_column(units.get("output", default), n, "output")
+        out_units = per_column(units.get("output", default), n, "output")
         out_fams = {U.family(u, "output", "output") for u in out_units}
         kind = self.output_kind
         if kind is None:
@@ -234,7 +200,7 @@ class Recording:
         if not out_fams <= expected:
             raise DataError(kind_mismatch(kind, sorted(set(out_units)), self.space))
         factors = np.array([U.convert_factor(u, "output", "output") for u in out_units])
-        _check_magnitude(y * factors, "output", names)
+        check_magnitude(y * factors, "output", names)
         set_(self, "output", y * factors)
         set_(self, "output_kind", kind)
         si = {"time": "s", "positions": tuple(U.si_unit(u, "position", "") for u in pos_units),
@@ -242,14 +208,14 @@ class Recording:
         set_(self, "units", si)
 
         if self.output_limits is not None:
-            lim = _floats(self.output_limits, "output_limits")
+            lim = floats(self.output_limits, "output_limits")
             if lim.shape != (n,) or not np.all(lim > 0):  # inf: no limit
                 raise DataError(f"output_limits: expected {n} values > 0 (inf for none), "
                                 f"found {lim}")
             lim = lim * factors
             set_(self, "output_limits", lim)
         if self.output_covariance is not None:
-            cov = _array(self.output_covariance, "output_covariance", (n, n))
+            cov = signal_array(self.output_covariance, "output_covariance", (n, n))
             if not np.allclose(cov, cov.T) or np.linalg.eigvalsh(cov)[0] <= 0:
                 raise DataError("output_covariance: expected a symmetric positive definite "
                                 "matrix")
@@ -398,33 +364,3 @@ class Recording:
         warnings.warn(f"recording: saturated output on {', '.join(parts)}; those samples are "
                       "flagged in Recording.saturated and left out of identification",
                       DynidWarning, stacklevel=3)
-
-
-def _check_magnitude(arr: np.ndarray | None, name: str, names: tuple[str, ...]) -> None:
-    """Raise when a signal (SI units) holds a value beyond :data:`MAX_MAGNITUDE`."""
-    if arr is None:
-        return
-    big = np.argwhere(np.abs(arr) > MAX_MAGNITUDE)
-    if len(big):
-        k, j = big[0]
-        raise DataError(f"{name}: value {arr[k, j]:.3g} at sample {k}, column {j} ({names[j]}) "
-                        f"is beyond ±{MAX_MAGNITUDE:g} in SI units ({len(big)} such values); "
-                        "check the signal's unit and scaling, or remove corrupted samples")
-
-
-def _check_time(t: np.ndarray) -> None:
-    dt = np.diff(t)
-    if np.all(dt > 0):
-        step = float(np.median(dt))
-        if not MIN_INTERVAL <= step <= MAX_INTERVAL:
-            raise DataError(f"time: the samples are {step:.3g} s apart (median), a rate of "
-                            f"{1 / step:.3g} Hz; expected {MIN_INTERVAL:g} s to "
-                            f"{MAX_INTERVAL:g} s. Are the times in another unit? Give it: "
-                            "units={'time': 'ms'} ('us', 'ns'; --units time=ms)")
-        return
-    k = int(np.flatnonzero(dt <= 0)[0])
-    if dt[k] == 0:
-        raise DataError(f"time: duplicated value {t[k]:.9g} s at samples {k} and {k + 1}; "
-                        "remove repeated samples (or fix the time stamps)")
-    raise DataError(f"time: not increasing at sample {k + 1} ({t[k + 1]:.9g} s after "
-                    f"{t[k]:.9g} s); sort the samples or fix the time stamps")

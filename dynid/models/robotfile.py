@@ -33,6 +33,9 @@ The format (every key is checked; an unknown, missing or malformed one raises
 Joint limits are in rad (m), rad/s, rad/s² and N·m (N); actuator limits are on the motor side,
 in rad, rad/s, rad/s² and N·m, or in encoder increments with ``unit: increments``.
 
+The ``kinematics`` and ``links`` sections become the robot's tree in
+:mod:`dynid.models._treesection`.
+
 Stewart–Gough platforms have a section of their own, ``kinematics.stewart``
 (:mod:`dynid.models.stewart.robotfile`).
 
@@ -68,8 +71,8 @@ from .._files import load_yaml, read_structured
 from ..errors import ModelError
 from . import _mechanisms as M
 from . import _schema as S
+from . import _treesection as K
 from .base import random_states
-from .dh import DHJoint, LinkInertia, build_tree
 from .friction import FRICTION_MODELS, convert
 from .loops import LoopClosure
 from .regressor import Regressor
@@ -82,10 +85,7 @@ __all__ = ["load_robot_file", "robot_from_mapping"]
 
 _TOP = ("name", "description", "gravity", "output", "kinematics", "links", "joints", "defaults",
         "closure", "transmission", "springs", "cables", "bodies")
-_KIN = ("urdf", "modified_dh", "dh", "tool", "locked", "frames", "massless")
-_ROW = {"modified_dh": ("joint", "link", "type", "d", "r", "alpha", "theta", "gamma", "b",
-                        "parent"),
-        "dh": ("joint", "link", "type", "a", "d", "alpha", "theta")}
+_KIN, _ROW = K.KINEMATICS, K.ROWS
 _JOINT = ("limits", "friction", "actuator")
 _LIMITS = ("position", "velocity", "acceleration", "effort", "unit")
 _ENCODER = ("increments_per_turn", "zero")
@@ -119,12 +119,12 @@ def robot_from_mapping(data: object, *, base_dir: str | Path = ".",
         S.text(top["description"], "description", max_length=100_000)
     gravity = S.numbers(top.get("gravity", [0.0, 0.0, -9.81]), "gravity", 3)
     output = S.text(top.get("output", "joint_torque"), "output", OUTPUTS)
-    links = _links(top.get("links"))
+    links = K.links(top.get("links"))
     kin = S.mapping(top["kinematics"], "kinematics", _KIN)
-    tree = _tree(kin, Path(base_dir), links, gravity)
+    tree = K.tree(kin, Path(base_dir), links, gravity)
     M.add_frames(kin.get("frames"), tree)
     if "massless" in kin:
-        tree = _massless(kin["massless"], tree)
+        tree = K.massless(kin["massless"], tree)
     closure = M.closure(top.get("closure"), tree)
     basis = closure.basis_names
     entries = _joint_entries(top, tree, basis)
@@ -344,73 +344,6 @@ def _limits(value: object, path: str, defaults: tuple[float, ...],
     return lower, upper, velocity, acceleration, rates.get("effort", effort)
 
 
-def _links(value: object) -> dict[str, LinkInertia]:
-    out = {}
-    for link, entry in S.mapping(value, "links", S.ANY).items():
-        path = f"links.{link}"
-        e = S.mapping(entry, path, ("mass", "com", "inertia"), required=("mass",))
-        mass = S.number(e["mass"], f"{path}.mass", nonnegative=True)
-        com = S.numbers(e.get("com", [0, 0, 0]), f"{path}.com", 3)
-        inertia = S.numbers(e.get("inertia", [0] * 6), f"{path}.inertia", 6)
-        try:
-            out[link] = LinkInertia(mass, tuple(com), tuple(inertia))
-        except ModelError as exc:  # the message starts with the field's name
-            raise ModelError(f"{path}.{exc}") from None
-    return out
-
-
-def _tree(kin: dict, base_dir: Path, links: dict[str, LinkInertia],
-          gravity: list[float]) -> Tree:
-    """The tree of the (checked) ``kinematics`` section, without its extra frames."""
-    sources = [k for k in ("urdf", "modified_dh", "dh") if k in kin]
-    if len(sources) != 1:
-        raise S.fail("kinematics", f"expected exactly one of 'urdf', 'modified_dh', 'dh', "
-                                   f"found {sources or 'none'}")
-    source = sources[0]
-    if source == "urdf":
-        if "tool" in kin:
-            raise S.fail("kinematics.tool", "a tool frame belongs to DH tables; add it to the "
-                                            "URDF as a fixed joint instead")
-        locked = {k: S.number(v, f"kinematics.locked.{k}")
-                  for k, v in S.mapping(kin.get("locked"), "kinematics.locked", S.ANY).items()}
-        path = base_dir / S.text(kin["urdf"], "kinematics.urdf", max_length=4096)
-        return Tree.from_urdf(path, locked=locked, gravity=np.array(gravity),
-                              inertias={k: v.to_pinocchio() for k, v in links.items()})
-    if "locked" in kin:
-        raise S.fail("kinematics.locked", "locking joints applies to URDF; leave the joint "
-                                          "out of the DH table instead")
-    rows_value = kin[source]
-    if not isinstance(rows_value, list) or not rows_value:
-        raise S.fail(f"kinematics.{source}", "expected a list of joint rows, one per joint")
-    rows = [_dh_row(r, f"kinematics.{source}[{i}]", source) for i, r in enumerate(rows_value)]
-    names = [r.name for r in rows]
-    if len(set(names)) != len(names):
-        twice = sorted({n for n in names if names.count(n) > 1})
-        raise S.fail(f"kinematics.{source}", f"joint names must be unique, found "
-                                             f"{S.names(twice)} more than once")
-    tool = None
-    if "tool" in kin:
-        t = S.mapping(kin["tool"], "kinematics.tool", ("name", *_ROW[source][3:7]))
-        tool = DHJoint(name=S.text(t.get("name", "tool"), "kinematics.tool.name"),
-                       **{k: S.number(v, f"kinematics.tool.{k}") for k, v in t.items()
-                          if k != "name"})
-    convention = "modified" if source == "modified_dh" else "classic"
-    return build_tree(rows, convention=convention, inertias=links, tool=tool, gravity=gravity)
-
-
-def _dh_row(value: object, path: str, source: str) -> DHJoint:
-    row = S.mapping(value, path, _ROW[source], required=("joint",))
-    kw = {"name": S.text(row["joint"], f"{path}.joint"),
-          "type": S.text(row.get("type", "revolute"), f"{path}.type", ("revolute", "prismatic"))}
-    for key in ("link", "parent"):
-        if key in row:
-            kw[key] = S.text(row[key], f"{path}.{key}")
-    for key in _ROW[source][3:]:
-        if key in row and key != "parent":
-            kw[key] = S.number(row[key], f"{path}.{key}")
-    return DHJoint(**kw)
-
-
 def _joint_entries(top: Mapping, tree: Tree, basis: tuple[str, ...]) -> dict[str, dict]:
     """Entries per basis coordinate (all of them), and per passive tree joint (friction only,
     only those given)."""
@@ -443,16 +376,3 @@ def _joint_entries(top: Mapping, tree: Tree, basis: tuple[str, ...]) -> dict[str
                            if key in defaults else value)
         out[joint] = merged
     return out
-
-
-def _massless(value: object, tree: Tree) -> Tree:
-    """The tree with the links of ``kinematics.massless`` carrying no parameters."""
-    path = "kinematics.massless"
-    if not isinstance(value, list):
-        raise S.fail(path, f"expected a list of link names, found {S.excerpt(value)}; e.g. "
-                           "massless: [virtual_link]")
-    names = [S.text(x, f"{path}[{i}]", tree.link_names) for i, x in enumerate(value)]
-    try:
-        return tree.with_links(massless=names)
-    except ModelError as exc:
-        raise S.fail(path, str(exc)) from None
