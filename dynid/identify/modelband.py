@@ -15,15 +15,17 @@ validation applies it to the prediction. With ``model_cutoff="auto"`` (the defau
 identification looks for such a filter when every output channel of every recording lacks a
 noise floor (:func:`~dynid.identify.filters.has_floor`: the signal was low-passed before it
 was recorded): the cutoff whose filtered regressor fits the training output best by ordinary
-least squares (a geometric grid, then a bounded scalar search between the grid's neighbours),
-kept when it lowers the training residual by at least :data:`MIN_GAIN` against no filter
-(none is looked for when the unfiltered model already explains the output to rounding).
+least squares (a geometric grid of 12 cutoffs, then a bounded scalar search between the
+grid's neighbours; each fit solved by :class:`~dynid.identify._filteredfit.FilteredFit`, which
+filters only the regressor's non-zero columns and solves refined normal equations), kept
+when it lowers the training residual by at least :data:`MIN_GAIN` against no filter (none is
+looked for when the unfiltered model already explains the output to rounding).
 Only the recordings identified are used. An output with a noise floor gets no model filter.
 
 The filter needs whole recordings: the regressor of a recording is held in memory while it
 is filtered (``samples × outputs × base parameters`` values), then compressed as usual; the
-automatic search, which holds every recording's, is skipped with a warning beyond
-:data:`MAX_VALUES`.
+automatic search, which holds every recording's non-zero columns, is skipped with a warning
+beyond :data:`MAX_VALUES`.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from .._blas import single_thread
 from .._files import excerpt
 from .._validate import is_number
 from ..errors import DataError, DynidWarning
+from ._filteredfit import FilteredFit
 from .filters import has_floor, lowpass
 from .recording import Recording
 
@@ -48,8 +51,10 @@ MIN_GAIN = 0.02
 #: Most regressor values (samples × outputs × base parameters, over the recordings) the
 #: automatic search holds in memory (400 MB); beyond, it warns and applies no filter.
 MAX_VALUES = 50_000_000
-#: Candidate cutoffs of the grid, per recording's Nyquist frequency (geometric, 24 points).
-_GRID = np.geomspace(0.005, 0.8, 24)
+#: Candidate cutoffs of the grid, per recording's Nyquist frequency (geometric, 12 points).
+_GRID = np.geomspace(0.005, 0.8, 12)
+#: Tolerance of the bounded search between the grid's neighbours, on the log of the cutoff.
+_XATOL = 1e-3
 #: A model that explains the output to this fraction of its norm needs no filter.
 _EXACT = 1e-6
 
@@ -121,7 +126,6 @@ def choose_model_cutoff(regressor, base, recordings: Sequence[Recording], order:
     >>> data.processing.model_cutoff   # the same, chosen by default   # doctest: +SKIP
     1.58
     """
-    import scipy.linalg
     from scipy.optimize import minimize_scalar
 
     recs = tuple(recordings)
@@ -135,34 +139,22 @@ def choose_model_cutoff(regressor, base, recordings: Sequence[Recording], order:
                       f"{MAX_VALUES:.3g}. Give Processing(model_cutoff=HZ) to apply one, or "
                       "model_cutoff=None", DynidWarning, stacklevel=4)
         return None
-    rows = [model_rows(regressor, base, r, r, None, order) for r in recs]
     masks = [np.ones(r.output.shape, bool) if keep is None else k
              for r, k in zip(recs, keep or [None] * len(recs), strict=True)]
+    fit = FilteredFit((model_rows(regressor, base, r, r, None, order) for r in recs),
+                      [r.rate for r in recs], masks, order)
     nyquist = min(r.rate for r in recs) / 2
     lowest = max(1.0 / min(r.n_samples / r.rate for r in recs), _GRID[0] * nyquist)
-
-    def residual(cutoff: float | None) -> float:
-        W = np.concatenate([filter_model(Yb, r.rate, cutoff, order)[m]
-                            for (Yb, _, _), r, m in zip(rows, recs, masks, strict=True)])
-        y = np.concatenate([(yo - filter_model(kn, r.rate, cutoff, order))[m]
-                            for (_, kn, yo), r, m in zip(rows, recs, masks, strict=True)])
-        # The residual norm of least squares: the last diagonal entry of the triangular
-        # factor of [W y] (W, the base regressor, has full column rank).
-        with single_thread():
-            R = scipy.linalg.qr(np.column_stack([W, y]), mode="r", check_finite=False)[0]
-        return float(abs(R[W.shape[1], W.shape[1]]))
-
     grid = np.array([f for f in _GRID * nyquist if f >= lowest])
-    unfiltered = residual(None)
-    total = np.sqrt(sum(float(np.sum(yo[m] ** 2)) for (_, _, yo), m in zip(rows, masks,
-                                                                             strict=True)))
-    if not len(grid) or unfiltered <= _EXACT * total:
-        return None
-    scores = np.array([residual(float(f)) for f in grid])
-    i = int(np.argmin(scores))
-    low, high = np.log(grid[max(i - 1, 0)]), np.log(grid[min(i + 1, len(grid) - 1)])
-    found = minimize_scalar(lambda x: residual(float(np.exp(x))), bounds=(low, high),
-                            method="bounded", options={"xatol": 1e-3})
+    with single_thread():
+        unfiltered = fit.residual(None)
+        if not len(grid) or unfiltered <= _EXACT * fit.norm:
+            return None
+        scores = np.array([fit.residual(float(f)) for f in grid])
+        i = int(np.argmin(scores))
+        low, high = np.log(grid[max(i - 1, 0)]), np.log(grid[min(i + 1, len(grid) - 1)])
+        found = minimize_scalar(lambda x: fit.residual(float(np.exp(x))), bounds=(low, high),
+                                method="bounded", options={"xatol": _XATOL})
     best, score = (float(np.exp(found.x)), found.fun) if found.fun < scores[i] else \
         (float(grid[i]), scores[i])
     return float(f"{best:.4g}") if score <= (1 - MIN_GAIN) * unfiltered else None
