@@ -22,16 +22,19 @@ when it lowers the training residual by at least :data:`MIN_GAIN` against no fil
 looked for when the unfiltered model already explains the output to rounding).
 Only the recordings identified are used. An output with a noise floor gets no model filter.
 
-The filter needs whole recordings: the regressor of a recording is held in memory while it
-is filtered (``samples × outputs × base parameters`` values), then compressed as usual; the
-automatic search, which holds every recording's non-zero columns, is skipped with a warning
-beyond :data:`MAX_VALUES`.
+Identification filters the regressor chunk by chunk: each chunk is computed with
+:func:`~dynid.identify._chunkfilter.filter_margin` samples on each side (about ``14 fs / c``
+for order 4), which the zero-phase filter's transient needs to die out to about 10⁻¹² of the
+signals, so memory follows the chunk (at least four margins long, so that the margins add
+at most half the work), not the recording.
+The automatic search filters whole recordings, once per cutoff: it holds every recording's
+non-zero regressor columns, and is skipped with a warning beyond :data:`MAX_VALUES`.
 """
 
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -39,6 +42,7 @@ from .._blas import single_thread
 from .._files import excerpt
 from .._validate import is_number
 from ..errors import DataError, DynidWarning
+from ._chunkfilter import filter_slice
 from ._filteredfit import FilteredFit
 from .filters import has_floor, lowpass
 from .recording import Recording
@@ -82,32 +86,54 @@ def filter_model(x: np.ndarray, rate: float, cutoff: float | None, order: int) -
     """
     if cutoff is None:
         return np.asarray(x, dtype=float)
+    check_below_nyquist(cutoff, rate)
+    return lowpass(x, rate, float(cutoff), order)
+
+
+def check_below_nyquist(cutoff: float, rate: float) -> None:
+    """Raise :class:`DataError` unless the model filter's ``cutoff`` (Hz) is below the
+    Nyquist frequency of ``rate``."""
     if not cutoff < rate / 2:
         raise DataError(f"model_cutoff: {cutoff:g} Hz is not below the Nyquist frequency "
                         f"{rate / 2:g} Hz of a recording at {rate:g} Hz; give a lower cutoff "
                         "(or None)")
-    return lowpass(x, rate, float(cutoff), order)
 
 
 def model_rows(regressor, base, rec: Recording, states: Recording, cutoff: float | None,
-               order: int, output_error: bool = False
+               order: int, output_error: bool = False, rows: slice = slice(None)
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The base regressor (N, n, b), the known bodies' output (N, n) and the output (N, n)
-    of a whole processed recording, at the states of ``states`` (the recording itself, or a
-    simulated run of the same samples), the model side through the model filter. With
-    ``output_error`` the output is the recording's less the simulated run's (filtered as the
-    model), and the known bodies' output is zero."""
-    parts = [(base.regressor(Y), known) for Y, known in
-             (regressor.affine(states.positions[sl], states.velocities[sl],
-                               states.accelerations[sl])
-              for sl in (slice(k, k + 2048) for k in range(0, rec.n_samples, 2048)))]
-    Yb = np.concatenate([p[0] for p in parts])
-    known = np.concatenate([p[1] for p in parts])
-    Yb = filter_model(Yb, rec.rate, cutoff, order)
-    y = rec.output
+    of a processed recording at the samples ``rows`` (all by default), at the states of
+    ``states`` (the recording itself, or a simulated run of the same samples), the model side
+    through the model filter. With ``output_error`` the output is the recording's less the
+    simulated run's (filtered as the model), and the known bodies' output is zero.
+
+    The filter is computed from ``rows`` and :func:`~dynid.identify._chunkfilter.filter_margin`
+    samples on each side, as the whole recording filtered would give them to about 10⁻¹² of
+    the signals' amplitude: memory follows the rows asked for, not the recording."""
+    start, stop, _ = rows.indices(rec.n_samples)
+
+    def unfiltered(part: slice) -> np.ndarray:
+        """The base regressor with the known bodies' output as a last column (N, n, b + 1)."""
+        blocks = []
+        for k in range(part.start, part.stop, 2048):
+            sl = slice(k, min(k + 2048, part.stop))
+            Y, known = regressor.affine(states.positions[sl], states.velocities[sl],
+                                        states.accelerations[sl])
+            blocks.append(np.concatenate([base.regressor(Y), known[:, :, None]], axis=2))
+        return np.concatenate(blocks)
+
+    def filtered(signal: Callable[[slice], np.ndarray]) -> np.ndarray:
+        if cutoff is None:
+            return signal(slice(start, stop))
+        return filter_slice(signal, rec.n_samples, slice(start, stop), rec.rate, cutoff, order)
+
+    both = filtered(unfiltered)
+    Yb, known = both[:, :, :-1], both[:, :, -1]
+    y = rec.output[start:stop]
     if output_error:
-        return Yb, np.zeros_like(known), y - filter_model(states.output, rec.rate, cutoff, order)
-    return Yb, filter_model(known, rec.rate, cutoff, order), y
+        return Yb, np.zeros_like(known), y - filtered(lambda part: states.output[part])
+    return Yb, known, y
 
 
 def choose_model_cutoff(regressor, base, recordings: Sequence[Recording], order: int,
