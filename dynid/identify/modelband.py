@@ -47,8 +47,8 @@ from ._filteredfit import FilteredFit
 from .filters import has_floor, lowpass
 from .recording import Recording
 
-__all__ = ["MAX_VALUES", "MIN_GAIN", "check_model_cutoff", "choose_model_cutoff", "filter_model",
-           "model_rows"]
+__all__ = ["MAX_VALUES", "MIN_GAIN", "check_below_nyquist", "check_model_cutoff",
+           "choose_model_cutoff", "filter_model", "model_rows"]
 
 #: Relative reduction of the training residual's norm a model filter must bring to be kept.
 MIN_GAIN = 0.02
