@@ -115,3 +115,15 @@ def test_identification_chunk_by_chunk_matches_one_chunk(logged, decimate):
     np.testing.assert_allclose(small.base_params_, whole.base_params_, rtol=0,
                                atol=1e-9 * np.abs(truth).max())
     assert np.abs(whole.base_params_ - truth).max() < 1e-7 * np.abs(truth).max()
+
+
+@pytest.mark.parametrize("rows", [slice(5, 5), slice(9000, None), slice(0, 100, 2)])
+def test_model_rows_of_no_consecutive_samples_are_refused(logged, rows):
+    robot, rec = logged
+    data = _data(robot, rec)
+    processed = data.processed[0]
+    with pytest.raises(dynid.DataError, match=r"model_rows: rows slice\(.*\) is not a "
+                                              r"non-empty run of consecutive samples of a "
+                                              r"recording of 8000; give e.g. "
+                                              r"rows=slice\(0, 2048\)"):
+        model_rows(data.regressor, data.base, processed, processed, 5.0, 4, rows=rows)

@@ -111,7 +111,11 @@ def model_rows(regressor, base, rec: Recording, states: Recording, cutoff: float
     The filter is computed from ``rows`` and :func:`~dynid.identify._chunkfilter.filter_margin`
     samples on each side, as the whole recording filtered would give them to about 10⁻¹² of
     the signals' amplitude: memory follows the rows asked for, not the recording."""
-    start, stop, _ = rows.indices(rec.n_samples)
+    start, stop, step = rows.indices(rec.n_samples)
+    if stop <= start or step != 1:
+        raise DataError(f"model_rows: rows {rows} is not a non-empty run of consecutive "
+                        f"samples of a recording of {rec.n_samples}; give e.g. "
+                        f"rows=slice(0, {min(rec.n_samples, 2048)})")
 
     def unfiltered(part: slice) -> np.ndarray:
         """The base regressor with the known bodies' output as a last column (N, n, b + 1)."""
