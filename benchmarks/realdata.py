@@ -18,7 +18,8 @@
   (best of 3), the residual's colour (lag-1 autocorrelation and σ factor, largest over the
   joints) and the consistent fits' total mass; the model filter's cutoff chosen on the
   training runs, and the validation error with the prediction unfiltered; and 1 → 3 with a
-  pull towards the CAD prior whose weight is chosen on run 1 alone.
+  pull towards the CAD prior whose weight is chosen on run 1 alone; the time of the model
+  filter's search on run 1 beside its first implementation's (``_dense_modelband.py``).
 
 Prints one ``name: value`` line per figure; published figures appear as ``# anchor:`` lines.
 """
@@ -38,7 +39,14 @@ from _timing import best_of
 
 import dynid
 from dynid import datasets
-from dynid.identify import OLS, WLS, IdentificationData, PhysicallyConsistent, validate
+from dynid.identify import (
+    OLS,
+    WLS,
+    IdentificationData,
+    PhysicallyConsistent,
+    Processing,
+    validate,
+)
 
 DATASETS = Path(__file__).resolve().parents[1].parent / "shared" / "datasets"
 
@@ -225,6 +233,7 @@ def kuka(root: Path) -> None:
         "consistent": lambda: PhysicallyConsistent(),
         "consistent_cad": lambda: PhysicallyConsistent(
             mass_bounds=0.5, total_mass=(0.7 * mass, 1.3 * mass))}
+    _cutoff_search(robot, recs[1])
     for train, test in (((2, 3), 1), ((1,), 3)):
         data = IdentificationData(robot, [recs[k] for k in train])
         tag = f"{''.join(map(str, train))}to{test}"
@@ -257,6 +266,26 @@ def kuka(root: Path) -> None:
             print(f"kuka_{tag}_{name}_valid_pct: "
                   f"{validate(robot, est.result_, recs[3]).overall_relative_error:.3f}")
     _cad_pull(robot, recs)
+
+
+def _cutoff_search(robot, rec) -> None:
+    """The model filter's search on run 1 (the call identification makes for
+    ``model_cutoff="auto"``), and the first implementation's (``_dense_modelband.py``) on the
+    same data, in the same run."""
+    from unittest import mock
+
+    from _dense_modelband import dense_search
+
+    data = IdentificationData(robot, rec, processing=Processing(model_cutoff=None))
+    new = best_of(data._model_cutoff, 3)
+    with mock.patch("dynid.identify.data.choose_model_cutoff", dense_search):
+        old = best_of(data._model_cutoff, 3)
+        old_cutoff = data._model_cutoff()
+    print(f"kuka_model_cutoff_search_s: {new:.3f}")
+    print(f"kuka_model_cutoff_search_old_s: {old:.3f}")
+    print(f"kuka_model_cutoff_search_speedup: {old / new:.1f}")
+    print(f"kuka_model_cutoff_search_hz: {data._model_cutoff()}")
+    print(f"kuka_model_cutoff_search_old_hz: {old_cutoff}")
 
 
 def _cad_pull(robot, recs: dict) -> None:

@@ -15,21 +15,26 @@ validation applies it to the prediction. With ``model_cutoff="auto"`` (the defau
 identification looks for such a filter when every output channel of every recording lacks a
 noise floor (:func:`~dynid.identify.filters.has_floor`: the signal was low-passed before it
 was recorded): the cutoff whose filtered regressor fits the training output best by ordinary
-least squares (a geometric grid, then a bounded scalar search between the grid's neighbours),
-kept when it lowers the training residual by at least :data:`MIN_GAIN` against no filter
-(none is looked for when the unfiltered model already explains the output to rounding).
+least squares (a geometric grid of 12 cutoffs, then a bounded scalar search between the
+grid's neighbours; each fit solved by :class:`~dynid.identify._filteredfit.FilteredFit`, which
+filters only the regressor's non-zero columns and solves refined normal equations), kept
+when it lowers the training residual by at least :data:`MIN_GAIN` against no filter (none is
+looked for when the unfiltered model already explains the output to rounding).
 Only the recordings identified are used. An output with a noise floor gets no model filter.
 
-The filter needs whole recordings: the regressor of a recording is held in memory while it
-is filtered (``samples × outputs × base parameters`` values), then compressed as usual; the
-automatic search, which holds every recording's, is skipped with a warning beyond
-:data:`MAX_VALUES`.
+Identification filters the regressor chunk by chunk: each chunk is computed with
+:func:`~dynid.identify._chunkfilter.filter_margin` samples on each side (about ``14 fs / c``
+for order 4), which the zero-phase filter's transient needs to die out to about 10⁻¹² of the
+signals, so memory follows the chunk (at least four margins long, so that the margins add
+at most half the work), not the recording.
+The automatic search filters whole recordings, once per cutoff: it holds every recording's
+non-zero regressor columns, and is skipped with a warning beyond :data:`MAX_VALUES`.
 """
 
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -37,19 +42,23 @@ from .._blas import single_thread
 from .._files import excerpt
 from .._validate import is_number
 from ..errors import DataError, DynidWarning
+from ._chunkfilter import filter_slice
+from ._filteredfit import FilteredFit
 from .filters import has_floor, lowpass
 from .recording import Recording
 
-__all__ = ["MAX_VALUES", "MIN_GAIN", "check_model_cutoff", "choose_model_cutoff", "filter_model",
-           "model_rows"]
+__all__ = ["MAX_VALUES", "MIN_GAIN", "check_below_nyquist", "check_model_cutoff",
+           "choose_model_cutoff", "filter_model", "model_rows"]
 
 #: Relative reduction of the training residual's norm a model filter must bring to be kept.
 MIN_GAIN = 0.02
 #: Most regressor values (samples × outputs × base parameters, over the recordings) the
 #: automatic search holds in memory (400 MB); beyond, it warns and applies no filter.
 MAX_VALUES = 50_000_000
-#: Candidate cutoffs of the grid, per recording's Nyquist frequency (geometric, 24 points).
-_GRID = np.geomspace(0.005, 0.8, 24)
+#: Candidate cutoffs of the grid, per recording's Nyquist frequency (geometric, 12 points).
+_GRID = np.geomspace(0.005, 0.8, 12)
+#: Tolerance of the bounded search between the grid's neighbours, on the log of the cutoff.
+_XATOL = 1e-3
 #: A model that explains the output to this fraction of its norm needs no filter.
 _EXACT = 1e-6
 
@@ -77,32 +86,58 @@ def filter_model(x: np.ndarray, rate: float, cutoff: float | None, order: int) -
     """
     if cutoff is None:
         return np.asarray(x, dtype=float)
+    check_below_nyquist(cutoff, rate)
+    return lowpass(x, rate, float(cutoff), order)
+
+
+def check_below_nyquist(cutoff: float, rate: float) -> None:
+    """Raise :class:`DataError` unless the model filter's ``cutoff`` (Hz) is below the
+    Nyquist frequency of ``rate``."""
     if not cutoff < rate / 2:
         raise DataError(f"model_cutoff: {cutoff:g} Hz is not below the Nyquist frequency "
                         f"{rate / 2:g} Hz of a recording at {rate:g} Hz; give a lower cutoff "
                         "(or None)")
-    return lowpass(x, rate, float(cutoff), order)
 
 
 def model_rows(regressor, base, rec: Recording, states: Recording, cutoff: float | None,
-               order: int, output_error: bool = False
+               order: int, output_error: bool = False, rows: slice = slice(None)
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The base regressor (N, n, b), the known bodies' output (N, n) and the output (N, n)
-    of a whole processed recording, at the states of ``states`` (the recording itself, or a
-    simulated run of the same samples), the model side through the model filter. With
-    ``output_error`` the output is the recording's less the simulated run's (filtered as the
-    model), and the known bodies' output is zero."""
-    parts = [(base.regressor(Y), known) for Y, known in
-             (regressor.affine(states.positions[sl], states.velocities[sl],
-                               states.accelerations[sl])
-              for sl in (slice(k, k + 2048) for k in range(0, rec.n_samples, 2048)))]
-    Yb = np.concatenate([p[0] for p in parts])
-    known = np.concatenate([p[1] for p in parts])
-    Yb = filter_model(Yb, rec.rate, cutoff, order)
-    y = rec.output
+    of a processed recording at the samples ``rows`` (all by default), at the states of
+    ``states`` (the recording itself, or a simulated run of the same samples), the model side
+    through the model filter. With ``output_error`` the output is the recording's less the
+    simulated run's (filtered as the model), and the known bodies' output is zero.
+
+    The filter is computed from ``rows`` and :func:`~dynid.identify._chunkfilter.filter_margin`
+    samples on each side, as the whole recording filtered would give them to about 10⁻¹² of
+    the signals' amplitude: memory follows the rows asked for, not the recording."""
+    start, stop, step = rows.indices(rec.n_samples)
+    if stop <= start or step != 1:
+        raise DataError(f"model_rows: rows {rows} is not a non-empty run of consecutive "
+                        f"samples of a recording of {rec.n_samples}; give e.g. "
+                        f"rows=slice(0, {min(rec.n_samples, 2048)})")
+
+    def unfiltered(part: slice) -> np.ndarray:
+        """The base regressor with the known bodies' output as a last column (N, n, b + 1)."""
+        blocks = []
+        for k in range(part.start, part.stop, 2048):
+            sl = slice(k, min(k + 2048, part.stop))
+            Y, known = regressor.affine(states.positions[sl], states.velocities[sl],
+                                        states.accelerations[sl])
+            blocks.append(np.concatenate([base.regressor(Y), known[:, :, None]], axis=2))
+        return np.concatenate(blocks)
+
+    def filtered(signal: Callable[[slice], np.ndarray]) -> np.ndarray:
+        if cutoff is None:
+            return signal(slice(start, stop))
+        return filter_slice(signal, rec.n_samples, slice(start, stop), rec.rate, cutoff, order)
+
+    both = filtered(unfiltered)
+    Yb, known = both[:, :, :-1], both[:, :, -1]
+    y = rec.output[start:stop]
     if output_error:
-        return Yb, np.zeros_like(known), y - filter_model(states.output, rec.rate, cutoff, order)
-    return Yb, filter_model(known, rec.rate, cutoff, order), y
+        return Yb, np.zeros_like(known), y - filtered(lambda part: states.output[part])
+    return Yb, known, y
 
 
 def choose_model_cutoff(regressor, base, recordings: Sequence[Recording], order: int,
@@ -121,7 +156,6 @@ def choose_model_cutoff(regressor, base, recordings: Sequence[Recording], order:
     >>> data.processing.model_cutoff   # the same, chosen by default   # doctest: +SKIP
     1.58
     """
-    import scipy.linalg
     from scipy.optimize import minimize_scalar
 
     recs = tuple(recordings)
@@ -135,34 +169,22 @@ def choose_model_cutoff(regressor, base, recordings: Sequence[Recording], order:
                       f"{MAX_VALUES:.3g}. Give Processing(model_cutoff=HZ) to apply one, or "
                       "model_cutoff=None", DynidWarning, stacklevel=4)
         return None
-    rows = [model_rows(regressor, base, r, r, None, order) for r in recs]
     masks = [np.ones(r.output.shape, bool) if keep is None else k
              for r, k in zip(recs, keep or [None] * len(recs), strict=True)]
+    fit = FilteredFit((model_rows(regressor, base, r, r, None, order) for r in recs),
+                      [r.rate for r in recs], masks, order)
     nyquist = min(r.rate for r in recs) / 2
     lowest = max(1.0 / min(r.n_samples / r.rate for r in recs), _GRID[0] * nyquist)
-
-    def residual(cutoff: float | None) -> float:
-        W = np.concatenate([filter_model(Yb, r.rate, cutoff, order)[m]
-                            for (Yb, _, _), r, m in zip(rows, recs, masks, strict=True)])
-        y = np.concatenate([(yo - filter_model(kn, r.rate, cutoff, order))[m]
-                            for (_, kn, yo), r, m in zip(rows, recs, masks, strict=True)])
-        # The residual norm of least squares: the last diagonal entry of the triangular
-        # factor of [W y] (W, the base regressor, has full column rank).
-        with single_thread():
-            R = scipy.linalg.qr(np.column_stack([W, y]), mode="r", check_finite=False)[0]
-        return float(abs(R[W.shape[1], W.shape[1]]))
-
     grid = np.array([f for f in _GRID * nyquist if f >= lowest])
-    unfiltered = residual(None)
-    total = np.sqrt(sum(float(np.sum(yo[m] ** 2)) for (_, _, yo), m in zip(rows, masks,
-                                                                             strict=True)))
-    if not len(grid) or unfiltered <= _EXACT * total:
-        return None
-    scores = np.array([residual(float(f)) for f in grid])
-    i = int(np.argmin(scores))
-    low, high = np.log(grid[max(i - 1, 0)]), np.log(grid[min(i + 1, len(grid) - 1)])
-    found = minimize_scalar(lambda x: residual(float(np.exp(x))), bounds=(low, high),
-                            method="bounded", options={"xatol": 1e-3})
+    with single_thread():
+        unfiltered = fit.residual(None)
+        if not len(grid) or unfiltered <= _EXACT * fit.norm:
+            return None
+        scores = np.array([fit.residual(float(f)) for f in grid])
+        i = int(np.argmin(scores))
+        low, high = np.log(grid[max(i - 1, 0)]), np.log(grid[min(i + 1, len(grid) - 1)])
+        found = minimize_scalar(lambda x: fit.residual(float(np.exp(x))), bounds=(low, high),
+                                method="bounded", options={"xatol": _XATOL})
     best, score = (float(np.exp(found.x)), found.fun) if found.fun < scores[i] else \
         (float(grid[i]), scores[i])
     return float(f"{best:.4g}") if score <= (1 - MIN_GAIN) * unfiltered else None
