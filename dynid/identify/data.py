@@ -5,16 +5,8 @@ Processing`), evaluates the base regressor chunk by chunk and accumulates the co
 :class:`~dynid.identify.system.JointSystem`, so memory does not depend on the number of samples.
 Estimators fit it (``OLS().fit(data)``).
 
-Decimation (``Processing(decimate=D)``) filters the regressor columns and the output with the
-same zero-phase FIR low-pass and keeps one sample in D (Gautier's parallel decimation): the
-model ``y = Y θ`` is linear in θ, so it still holds after the filter, while the high-frequency
-content that the estimated accelerations cannot follow is removed from both sides alike. The
-filter has ``16 D + 1`` symmetric taps (Hamming window) and its cutoff at the new Nyquist
-frequency: its aliased power response sums to one within a few percent, so white output noise
-stays white after decimation (the correlation of neighbouring decimated samples is 0.05, and
-the noise variance at low frequencies, which sets the parameters' uncertainty, is the
-variance per sample within 5 %). It is applied chunk by chunk with an overlap of half its
-length, which gives exactly the samples of a single pass over the whole recording.
+Decimation (``Processing(decimate=D)``) is :mod:`dynid.identify.decimation`'s, applied chunk
+by chunk.
 
 Rows near zero velocity and samples at rest are left out as
 :mod:`dynid.identify.exclusion` says: a joint's row at a (decimated) sample whose velocity is in
@@ -26,135 +18,27 @@ one. The system keeps the other outputs' rows of such a sample
 from __future__ import annotations
 
 import copy
-import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
 
 import numpy as np
 
 from .._validate import is_number
-from ..errors import DataError, DynidWarning
+from ..errors import DataError
 from ..models import BaseParameters, Regressor, Robot, base_parameters
 from ._chunkfilter import filter_margin
+from .datachecks import check_informative, check_recording, pooled_covariance
+from .decimation import _plan, decimate, decimated_flags, decimation_filter
 from .exclusion import AUTO_REST, Excluded, Exclusion, auto_thresholds
-from .filters import _signal, decimation_filter
+from .filters import _signal
 from .modelband import choose_model_cutoff, model_rows
 from .outcome import Outcome
 from .processing import Processing
 from .recording import Recording
 from .system import JointSystem
 
-__all__ = ["CompressedData", "IdentificationData", "check_recording", "decimate",
-           "decimated_flags", "decimation_filter"]
-
-
-def _plan(n_samples: int, factor: int) -> tuple[np.ndarray, int, np.ndarray, int]:
-    """Decimation of ``n_samples`` by ``factor``: the filter, its half length ``L`` (a multiple
-    of ``factor``), the kept samples (the filter's centres, ``L`` away from the ends) and the
-    first of them in the output of ``upfirdn(h, x, down=factor)``."""
-    h = decimation_filter(factor)
-    L = (len(h) - 1) // 2
-    centers = np.arange(L, n_samples - L, factor)
-    if not len(centers):
-        raise DataError(f"decimate: {n_samples} samples are too few for factor {factor} (the "
-                        f"filter spans {len(h)} samples)")
-    return h, L, centers, 2 * L // factor
-
-
-def decimate(x: np.ndarray, factor: int) -> tuple[np.ndarray, np.ndarray]:
-    """Filter ``x`` (N, ...) with :func:`decimation_filter` and keep one sample in ``factor``.
-
-    Returns the kept sample indices (the filter's centres, away from the ends by half its
-    length) and the filtered values there, as :class:`IdentificationData` does with the
-    regressor and the output.
-    """
-    h, _, centers, first = _plan(x.shape[0], factor)
-    return centers, _signal().upfirdn(h, x, down=factor, axis=0)[first:first + len(centers)]
-
-
-def decimated_flags(flags: np.ndarray, factor: int) -> np.ndarray:
-    """Which samples kept by :func:`decimate` have a flagged sample (N,) in their window."""
-    h, _, centers, first = _plan(flags.shape[0], factor)
-    counts = _signal().upfirdn(np.ones(len(h)), flags.astype(float), down=factor)
-    return counts[first:first + len(centers)] > 0
-
-
-def check_recording(robot: Robot, recording: Recording, *, reorder: bool = False
-                    ) -> Recording:
-    """Raise when a recording does not fit the robot: columns, size, output kind, position
-    units. Returns the recording, with its columns in the robot's order.
-
-    Columns named after the robot's joints (or actuators, in actuator space) are matched by
-    name (:meth:`Recording.matched`): unknown, missing or repeated names raise. Columns that
-    name the robot's coordinates in another order are put in the robot's order when
-    ``reorder`` is true, and raise otherwise. Default names (``joint1``...) and labels that
-    name none of the robot's coordinates are taken in order.
-    """
-    from ._matching import output_mismatch
-
-    matched = recording.matched(robot)
-    if matched is not recording:
-        if not reorder:
-            what = "actuators" if recording.space == "actuator" else "joints"
-            raise DataError(f"recording: its columns {', '.join(recording.names)} are the "
-                            f"{what} of robot {robot.name} in another order (the robot's: "
-                            f"{', '.join(matched.names)}); put them in the robot's order with "
-                            "recording.matched(robot), or read the file with robot= "
-                            "(read_csv, read_npz), which does")
-        recording = matched
-    if recording.n != robot.n:
-        raise DataError(f"recording: {recording.n} coordinates ({', '.join(recording.names)}), "
-                        f"but robot {robot.name} has {robot.n} ({', '.join(robot.joint_names)})"
-                        "; record every coordinate, or use the robot the recording is from")
-    if recording.output_kind != robot.output:
-        raise DataError(output_mismatch(robot, recording))
-    if recording.space == "basis":
-        for j, (unit, want) in enumerate(zip(recording.units["positions"], robot.basis_units,
-                                             strict=True)):
-            if unit != want:
-                kind = "prismatic (a length)" if want == "m" else "revolute (an angle)"
-                raise DataError(f"recording: {recording.names[j]} is in {unit}, but joint "
-                                f"{robot.joint_names[j]} is {kind} ({want}); give the "
-                                "positions' units per column, e.g. units={'positions': "
-                                f"[...]}} (--units positions=U1,U2,...)")
-    return recording
-
-
-def check_informative(recordings: Sequence[Recording]) -> None:
-    """Raise on recordings that cannot identify anything: an output channel that never
-    changes (zero or constant: not recorded, or the wrong column) or a robot that never moves;
-    warn about coordinates that never move (what only their motion excites cannot be
-    identified)."""
-    for k, rec in enumerate(recordings):
-        where = f"recording {k + 1} of {len(recordings)}" if len(recordings) > 1 else \
-            "recording"
-        flat = np.flatnonzero(np.ptp(rec.output, axis=0) == 0)
-        if len(flat):
-            j = flat[0]
-            raise DataError(f"{where}: the output of {rec.names[j]} is {rec.output[0, j]:g} "
-                            f"in all {rec.n_samples} samples; a measured output varies, so it "
-                            "was not recorded or the wrong column was read. Check the output "
-                            "columns (and their units)")
-        still = np.ptp(rec.positions, axis=0) == 0
-        if still.all():
-            raise DataError(f"{where}: the positions never change in {rec.n_samples} samples; "
-                            "the robot did not move. Identification needs an exciting "
-                            "motion (dynid design)")
-        if still.any():
-            names = ", ".join(np.array(rec.names)[still])
-            warnings.warn(f"{where}: {names} never move(s); the parameters that only their "
-                          "motion excites cannot be identified (the estimate reports which, "
-                          "or fails as rank deficient)", DynidWarning, stacklevel=3)
-
-
-def pooled_covariance(recordings: Sequence[Recording]) -> np.ndarray | None:
-    """The average of the recordings' output covariances weighted by their samples, or
-    ``None`` when one has none."""
-    if any(r.output_covariance is None for r in recordings):
-        return None
-    weights = np.array([r.n_samples for r in recordings], dtype=float)
-    return sum(w * r.output_covariance for w, r in zip(weights, recordings, strict=True)) / \
-        weights.sum()
+__all__ = ["CompressedData", "IdentificationData", "check_informative", "check_recording",
+           "decimate", "decimated_flags", "decimation_filter", "pooled_covariance"]
 
 
 class CompressedData:
