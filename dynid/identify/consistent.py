@@ -29,8 +29,9 @@ estimate is biased towards the prior, and its σ hold that bias as well as its v
 (:mod:`dynid.identify.shrinkage`). The floor ``ε`` is itself a bias where links pressed
 against it restrict the base parameters (a link the data put lighter than ``ε`` allows, e.g.
 a massless one): the estimate is then solved again with the floor at zero, and the move
-``d`` of the base parameters is added to the covariance as ``d dᵀ``; a move beyond half a σ
-warns, naming the links.
+``d`` of the base parameters is added to the covariance as ``d dᵀ`` (a regularized fit's
+shift from weighted least squares holds it already); a move beyond half a σ warns, naming
+the links.
 """
 
 from __future__ import annotations
@@ -108,7 +109,8 @@ class PhysicallyConsistent(Estimator):
         links lighter than it (a link of a few grams, a massless one): where links pressed
         against it restrict the base parameters, the σ hold the move of the estimate from
         the one with no floor (``diagnostics['epsilon_shift']``, the links in
-        ``diagnostics['epsilon_links']``), and a move beyond half a σ warns.
+        ``diagnostics['epsilon_links']``), and a move beyond half a σ warns: the data put
+        those links lighter than ``epsilon`` allows.
     weighting
         ``"wls"`` (default): outputs weighted by their noise level, iterated from the
         residuals as :class:`~dynid.identify.estimators.WLS` does (``wls_iterations``), or
@@ -173,9 +175,9 @@ class PhysicallyConsistent(Estimator):
         regularization's bias; ``"conditional"``: that covariance restricted to the
         base-parameter directions the active constraints leave free (see
         :mod:`dynid.identify.constrained`), zero along those they pin, so a lower bound
-        unless the truth lies on the constraints. For ``"bootstrap"`` and ``"regularized"``
-        (and ``"auto"`` choosing them) the floor's move ``d dᵀ`` is added (see
-        ``epsilon``); ``"unconstrained"`` and ``"conditional"`` leave it out.
+        unless the truth lies on the constraints. An unregularized ``"bootstrap"`` adds the
+        floor's move ``d dᵀ`` (see ``epsilon``; a regularized fit's shift holds it);
+        ``"unconstrained"`` and ``"conditional"`` leave it out.
     draws, seed
         Bootstrap draws and their seed.
 
@@ -279,8 +281,10 @@ class PhysicallyConsistent(Estimator):
                                        typical)
             G = response(Rv, B, root, typical)
             base_cov = regularized_mse(G, Rv, Rg, shift)
-        out["base_cov"] = base_cov + self._floor_pull(data, A, whitened.qty, theta, base_cov,
-                                                      out["diagnostics"])
+        pull = self._floor_pull(data, A, whitened.qty, theta, base_cov, out["diagnostics"])
+        # A regularized fit's plug-in bias, its shift from weighted least squares, already
+        # holds the floor's move.
+        out["base_cov"] = base_cov if regularized else base_cov + pull
         return out
 
     def _floor_pull(self, data, A: np.ndarray, z: np.ndarray, theta: np.ndarray,
