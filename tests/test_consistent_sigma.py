@@ -169,3 +169,23 @@ def test_consistent_sigma_hold_at_the_floor(case):
     assert np.sqrt(np.mean(np.square(z)[:, izz])) < 2.0
     if massless:
         assert rms_without[izz] > 4.0
+
+
+def test_floor_move_that_cannot_be_measured_warns(monkeypatch):
+    """The fit with no floor failing: the estimate and its bootstrap σ stand, and a warning
+    says the σ leave the floor's move out."""
+    finish = PhysicallyConsistent._finish
+
+    def failing(self, robot, built):
+        if built.epsilon == 0.0:
+            raise dynid.SolverError("physically consistent estimate: CLARABEL failed")
+        return finish(self, robot, built)
+
+    monkeypatch.setattr(PhysicallyConsistent, "_finish", failing)
+    (data,), _ = _runs(np.zeros(10), 1, 3e-6)
+    with pytest.warns(dynid.DynidWarning, match=r"links pressed against epsilon \(link3\) "
+                                                r"restrict the base parameters, and the fit "
+                                                r"with no floor .* failed"):
+        est = PhysicallyConsistent(draws=10).fit(data)
+    assert est.result_.covariance_method == "bootstrap"
+    assert "epsilon_shift" not in est.result_.diagnostics

@@ -304,7 +304,10 @@ class PhysicallyConsistent(Estimator):
                 warnings.simplefilter("ignore", DynidWarning)
                 floorless = self._finish(data.robot, self._build(data.robot, A, z, 0.0))[0]
         except SolverError as exc:
-            diagnostics["epsilon_shift"] = f"not measured: {exc}"
+            warnings.warn(f"physically consistent estimate: links pressed against epsilon "
+                          f"({', '.join(links)}) restrict the base parameters, and the fit "
+                          f"with no floor that measures its move failed ({exc}); the σ leave "
+                          "that move out", DynidWarning, stacklevel=5)
             return zero
         d = B @ (theta - floorless)
         diagnostics["epsilon_links"], diagnostics["epsilon_shift"] = links, d
