@@ -50,7 +50,7 @@ from .constrained import (
     active_constraints,
     bootstrap,
     bootstrap_draws,
-    floor_links,
+    floor_move,
     free_subspace,
     typical_magnitudes,
 )
@@ -289,41 +289,19 @@ class PhysicallyConsistent(Estimator):
 
     def _floor_pull(self, data, A: np.ndarray, z: np.ndarray, theta: np.ndarray,
                     base_cov: np.ndarray, diagnostics: dict) -> np.ndarray:
-        """The floor's pull ``d dᵀ`` (b, b): ``d`` the move of the base parameters from the
-        estimate solved with the pseudo-inertias' floor at zero (only their ``margin`` left)
-        to the estimate; zero when no link pressed against ``epsilon`` restricts the base
-        parameters. A move beyond half a σ warns: the data put those links lighter than
-        ``epsilon`` allows (the truth may lie outside the constraints)."""
-        B = data.base.matrix
-        links = floor_links(data.robot, B, theta, self.epsilon + self.margin)
-        zero = np.zeros_like(base_cov)
-        if not links:
-            return zero
-        try:
+        """The floor's move ``d dᵀ`` (:func:`~dynid.identify.constrained.floor_move`), the
+        estimate solved again with the pseudo-inertias' floor at zero."""
+        def floorless() -> np.ndarray:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", DynidWarning)
-                floorless = self._finish(data.robot, self._build(data.robot, A, z, 0.0))[0]
-        except SolverError as exc:
-            warnings.warn(f"physically consistent estimate: links pressed against epsilon "
-                          f"({', '.join(links)}) restrict the base parameters, and the fit "
-                          f"with no floor that measures its move failed ({exc}); the σ leave "
-                          "that move out", DynidWarning, stacklevel=5)
-            return zero
-        d = B @ (theta - floorless)
-        diagnostics["epsilon_links"], diagnostics["epsilon_shift"] = links, d
-        sigma = np.sqrt(np.clip(np.diag(base_cov), 1e-300, None))
-        worst = int(np.argmax(np.abs(d) / sigma))
-        if abs(d[worst]) > 0.5 * sigma[worst]:
-            warnings.warn(
-                f"physically consistent estimate: the pseudo-inertias' floor epsilon="
-                f"{self.epsilon:g} moves the base parameter {data.base.names[worst]!r} by "
-                f"{abs(d[worst]) / sigma[worst]:.1f} σ; the links pressed against it "
-                f"({', '.join(links)}) are lighter in the data than epsilon allows (a truth "
-                "outside the constraints, e.g. a massless link, or too large an epsilon). "
-                "The σ hold that move as a bias (diagnostics 'epsilon_shift'); give a "
-                "smaller floor, e.g. PhysicallyConsistent(epsilon=1e-9), or check those links",
-                DynidWarning, stacklevel=5)
-        return np.outer(d, d)
+                return self._finish(data.robot, self._build(data.robot, A, z, 0.0))[0]
+
+        pull, found, note = floor_move(data.robot, data.base, theta, base_cov, floorless,
+                                       epsilon=self.epsilon, margin=self.margin)
+        diagnostics.update(found)
+        if note:
+            warnings.warn(note, DynidWarning, stacklevel=5)
+        return pull
 
     def _check_settings(self) -> None:
         if self.weighting not in ("wls", "ols", "gauss-markov"):

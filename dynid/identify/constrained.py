@@ -24,11 +24,11 @@ import numpy as np
 import scipy.linalg
 
 from ..errors import SolverError
-from ..models import Robot
+from ..models import BaseParameters, Robot
 from .physical import PSEUDO, pseudo_inertia
 
 __all__ = ["active_constraints", "bootstrap", "bootstrap_draws", "face_rows",
-           "floor_eigenspace", "floor_links", "free_subspace", "typical_magnitudes"]
+           "floor_eigenspace", "floor_links", "floor_move", "free_subspace", "typical_magnitudes"]
 
 #: A constraint is active when its slack is below this fraction of its scale.
 TOLERANCE = 1e-5
@@ -179,6 +179,46 @@ def floor_links(robot: Robot, base_matrix: np.ndarray, theta: np.ndarray, floor:
     alone = [link for link, rows in faces.items()
              if free_subspace(base_matrix, rows, params.priors) is not None]
     return alone or list(faces)
+
+
+def floor_move(robot: Robot, base: BaseParameters, theta: np.ndarray, base_cov: np.ndarray,
+               floorless: Callable[[], np.ndarray], *, epsilon: float, margin: float
+               ) -> tuple[np.ndarray, dict, str | None]:
+    """The bias ``d dᵀ`` (b, b) of the pseudo-inertias' floor ``epsilon`` at the standard
+    parameters ``theta``, the diagnostics that describe it and a warning, if any.
+
+    Where links pressed against the floor restrict the base parameters (:func:`floor_links`),
+    ``d = B (θ − θ₀)`` is the move of the base parameters from ``θ₀ = floorless()``, the
+    estimate with the floor at zero (only the ``margin`` left); else ``d = 0``. A move beyond
+    half the σ of ``base_cov`` gives a warning naming the links: the data put them lighter
+    than ``epsilon`` allows (a truth outside the constraints, e.g. a massless link). A
+    ``floorless`` that raises :class:`~dynid.errors.SolverError` gives ``d = 0`` and a
+    warning that says so.
+    """
+    zero = np.zeros_like(base_cov)
+    links = floor_links(robot, base.matrix, theta, epsilon + margin)
+    if not links:
+        return zero, {}, None
+    try:
+        d = base.matrix @ (theta - floorless())
+    except SolverError as exc:
+        return zero, {}, (f"physically consistent estimate: links pressed against epsilon "
+                          f"({', '.join(links)}) restrict the base parameters, and the fit "
+                          f"with no floor that measures its move failed ({exc}); the σ leave "
+                          "that move out")
+    found = {"epsilon_links": links, "epsilon_shift": d}
+    sigma = np.sqrt(np.clip(np.diag(base_cov), 1e-300, None))
+    worst = int(np.argmax(np.abs(d) / sigma))
+    note = None
+    if abs(d[worst]) > 0.5 * sigma[worst]:
+        note = (f"physically consistent estimate: the pseudo-inertias' floor epsilon="
+                f"{epsilon:g} moves the base parameter {base.names[worst]!r} by "
+                f"{abs(d[worst]) / sigma[worst]:.1f} σ; the links pressed against it "
+                f"({', '.join(links)}) are lighter in the data than epsilon allows (a truth "
+                "outside the constraints, e.g. a massless link, or too large an epsilon). "
+                "The σ hold that move as a bias (diagnostics 'epsilon_shift'); give a "
+                "smaller floor, e.g. PhysicallyConsistent(epsilon=1e-9), or check those links")
+    return np.outer(d, d), found, note
 
 
 def bootstrap(solve: Callable[[np.ndarray], np.ndarray], fitted: np.ndarray, root: np.ndarray,
