@@ -26,7 +26,12 @@ The uncertainty follows the active constraints and the regularization (the ``cov
 setting): weighted least squares' covariance when no constraint restricts the base parameters,
 else a bootstrap under the constraints (:mod:`dynid.identify.constrained`); a regularized
 estimate is biased towards the prior, and its σ hold that bias as well as its variance
-(:mod:`dynid.identify.shrinkage`).
+(:mod:`dynid.identify.shrinkage`). The floor ``ε`` is itself a bias where links pressed
+against it restrict the base parameters (a link the data put lighter than ``ε`` allows, e.g.
+a massless one): the estimate is then solved again with the floor at zero, and the move
+``d`` of the base parameters is added to the covariance as ``d dᵀ`` (a regularized fit's
+shift from weighted least squares holds it already); a move beyond half a σ warns, naming
+the links.
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ from .constrained import (
     active_constraints,
     bootstrap,
     bootstrap_draws,
+    floor_move,
     free_subspace,
     typical_magnitudes,
 )
@@ -77,6 +83,7 @@ class _Problem:
     scale: np.ndarray
     zn: float
     groups: dict
+    epsilon: float
 
 
 def _check_interval(name: str, bounds, unit: str) -> None:
@@ -98,7 +105,12 @@ class PhysicallyConsistent(Estimator):
     ----------
     epsilon
         Smallest eigenvalue required of each pseudo-inertia (kg·m² and kg mixed; a small
-        positive number keeps the masses and inertias strictly physical).
+        positive number keeps the masses and inertias strictly physical). It is a bias for
+        links lighter than it (a link of a few grams, a massless one): where links pressed
+        against it restrict the base parameters, the σ hold the move of the estimate from
+        the one with no floor (``diagnostics['epsilon_shift']``, the links in
+        ``diagnostics['epsilon_links']``), and a move beyond half a σ warns: the data put
+        those links lighter than ``epsilon`` allows.
     weighting
         ``"wls"`` (default): outputs weighted by their noise level, iterated from the
         residuals as :class:`~dynid.identify.estimators.WLS` does (``wls_iterations``), or
@@ -163,7 +175,9 @@ class PhysicallyConsistent(Estimator):
         regularization's bias; ``"conditional"``: that covariance restricted to the
         base-parameter directions the active constraints leave free (see
         :mod:`dynid.identify.constrained`), zero along those they pin, so a lower bound
-        unless the truth lies on the constraints.
+        unless the truth lies on the constraints. An unregularized ``"bootstrap"`` adds the
+        floor's move ``d dᵀ`` (see ``epsilon``; a regularized fit's shift holds it);
+        ``"unconstrained"`` and ``"conditional"`` leave it out.
     draws, seed
         Bootstrap draws and their seed.
 
@@ -222,7 +236,7 @@ class PhysicallyConsistent(Estimator):
         masses = resolve_mass_bounds(data.robot, self.mass_bounds)
         rows, names = active_constraints(
             data.robot, theta, epsilon=self.epsilon, boxes=self._boxes(data.robot),
-            masses=masses, total_mass=self.total_mass)
+            masses=masses, total_mass=self.total_mass, margin=self.margin)
         note = undetermined_masses(data.robot, B, theta, masses, self.total_mass)
         if note:
             warnings.warn(note, DynidWarning, stacklevel=4)
@@ -253,12 +267,12 @@ class PhysicallyConsistent(Estimator):
             if regularized:  # each draw's shift from its weighted least-squares estimate
                 solved, drawn = bootstrap_draws(solve, A @ theta, root, draws=self.draws,
                                                 seed=self.seed)
-                out["base_cov"] = bootstrap_mse(
+                base_cov = bootstrap_mse(
                     solved, scipy.linalg.solve_triangular(Rv, drawn.T).T, shift)
                 used = len(solved)
             else:
-                out["base_cov"], used = bootstrap(solve, A @ theta, root, B @ theta,
-                                                  draws=self.draws, seed=self.seed)
+                base_cov, used = bootstrap(solve, A @ theta, root, B @ theta,
+                                           draws=self.draws, seed=self.seed)
             built.target.value = built.values
             out["diagnostics"]["bootstrap_draws"] = used
         else:  # "regularized"
@@ -266,8 +280,28 @@ class PhysicallyConsistent(Estimator):
             root = regularization_root(data.robot, theta, self.regularization, self.weight,
                                        typical)
             G = response(Rv, B, root, typical)
-            out["base_cov"] = regularized_mse(G, Rv, Rg, shift)
+            base_cov = regularized_mse(G, Rv, Rg, shift)
+        pull = self._floor_pull(data, A, whitened.qty, theta, base_cov, out["diagnostics"])
+        # A regularized fit's plug-in bias, its shift from weighted least squares, already
+        # holds the floor's move.
+        out["base_cov"] = base_cov if regularized else base_cov + pull
         return out
+
+    def _floor_pull(self, data, A: np.ndarray, z: np.ndarray, theta: np.ndarray,
+                    base_cov: np.ndarray, diagnostics: dict) -> np.ndarray:
+        """The floor's move ``d dᵀ`` (:func:`~dynid.identify.constrained.floor_move`), the
+        estimate solved again with the pseudo-inertias' floor at zero."""
+        def floorless() -> np.ndarray:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DynidWarning)
+                return self._finish(data.robot, self._build(data.robot, A, z, 0.0))[0]
+
+        pull, found, note = floor_move(data.robot, data.base, theta, base_cov, floorless,
+                                       epsilon=self.epsilon, margin=self.margin)
+        diagnostics.update(found)
+        if note:
+            warnings.warn(note, DynidWarning, stacklevel=5)
+        return pull
 
     def _check_settings(self) -> None:
         if self.weighting not in ("wls", "ols", "gauss-markov"):
@@ -315,9 +349,12 @@ class PhysicallyConsistent(Estimator):
         standard parameters (p,) and solver details."""
         return self._finish(robot, self._build(robot, A, z))
 
-    def _build(self, robot: Robot, A: np.ndarray, z: np.ndarray) -> _Problem:
+    def _build(self, robot: Robot, A: np.ndarray, z: np.ndarray,
+               epsilon: float | None = None) -> _Problem:
         """The scaled problem, with the data ``z`` a parameter so it can be solved again for
-        other data (the bootstrap) without building it anew."""
+        other data (the bootstrap) without building it anew; ``epsilon`` replaces the
+        pseudo-inertias' floor."""
+        epsilon = self.epsilon if epsilon is None else epsilon
         cp = _cvxpy()
         params = robot.parameters
         p = len(params)
@@ -332,7 +369,7 @@ class PhysicallyConsistent(Estimator):
         scale = np.where(live, zn / np.where(live, norms, 1.0), typical)
         x = cp.Variable(p)
         theta = cp.multiply(scale, x)
-        groups = constraint_groups(robot, theta, epsilon=self.epsilon, margin=self.margin,
+        groups = constraint_groups(robot, theta, epsilon=epsilon, margin=self.margin,
                                    boxes=self._boxes(robot),
                                    masses=resolve_mass_bounds(robot, self.mass_bounds),
                                    total_mass=self.total_mass)
@@ -354,7 +391,7 @@ class PhysicallyConsistent(Estimator):
             objective = cp.norm(As @ x - target, 2)
         problem = cp.Problem(cp.Minimize(objective),
                              [c for cs, _ in groups.values() for c in cs])
-        return _Problem(problem, x, target, zs.copy(), scale, zn, groups)
+        return _Problem(problem, x, target, zs.copy(), scale, zn, groups, epsilon)
 
     def _finish(self, robot: Robot, built: _Problem) -> tuple[np.ndarray, dict]:
         """Solve a built problem, check its status and constraints, polish the solution."""
@@ -391,7 +428,7 @@ class PhysicallyConsistent(Estimator):
             warnings.warn(f"physically consistent estimate: {self.solver} reports an inaccurate "
                           f"solution; check the constraint margins or try {self._other()}",
                           DynidWarning, stacklevel=5)
-        value, shift = self._polish(robot, raw)
+        value, shift = self._polish(robot, raw, built.epsilon)
         eig = {link: float(np.linalg.eigvalsh(pseudo_inertia(value[params.link_block(link)]))[0])
                for link in params.links}
         stats = problem.solver_stats
@@ -454,7 +491,8 @@ class PhysicallyConsistent(Estimator):
                           f"these groups cannot hold together: {needed}. Relax or remove one "
                           "of them (bounds, boxes, epsilon)")
 
-    def _polish(self, robot: Robot, value: np.ndarray) -> tuple[np.ndarray, float]:
+    def _polish(self, robot: Robot, value: np.ndarray, epsilon: float
+                ) -> tuple[np.ndarray, float]:
         """Move a solution that misses its constraints by no more than the solver's accuracy
         onto them: bounds are clipped, and a pseudo-inertia whose smallest eigenvalue is below
         ε is shifted by ``d I`` (``m += d``, each diagonal inertia ``+= 2d``, which keeps the
@@ -473,8 +511,8 @@ class PhysicallyConsistent(Estimator):
         for link in params.links:
             idx = params.link_block(link)
             low = np.linalg.eigvalsh(pseudo_inertia(out[idx]))[0]
-            if low < self.epsilon:
-                d = (self.epsilon - low) * (1 + 1e-6) + 1e-15
+            if low < epsilon:
+                d = (epsilon - low) * (1 + 1e-6) + 1e-15
                 out[idx[0]] += d
                 out[idx[[4, 6, 9]]] += 2 * d  # Ixx, Iyy, Izz
                 worst = max(worst, d)

@@ -3,7 +3,9 @@ meets with equality, the subspace of base parameters they leave free, and a boot
 the constraints.
 
 At the solution of a constrained least-squares problem some constraints are active: a link's
-pseudo-inertia with an eigenvalue at ``ε``, a centre of mass on its box, a friction at zero...
+pseudo-inertia with eigenvalues at ``ε`` (several at once for a link pressed towards a rod or
+a point, whose face keeps the whole eigenspace at ``ε``: :func:`face_rows`), a centre of mass
+on its box, a friction at zero...
 Conditional on that active set the estimate is the least-squares estimate on the face where
 they hold, ``C θ = d`` (their linearization), and its covariance is the unconstrained one
 restricted to the base-parameter directions ``B null(C)`` that the face leaves free
@@ -22,11 +24,11 @@ import numpy as np
 import scipy.linalg
 
 from ..errors import SolverError
-from ..models import Robot
+from ..models import BaseParameters, Robot
 from .physical import PSEUDO, pseudo_inertia
 
-__all__ = ["active_constraints", "bootstrap", "bootstrap_draws", "free_subspace",
-           "typical_magnitudes"]
+__all__ = ["active_constraints", "bootstrap", "bootstrap_draws", "face_rows",
+           "floor_eigenspace", "floor_links", "floor_move", "free_subspace", "typical_magnitudes"]
 
 #: A constraint is active when its slack is below this fraction of its scale.
 TOLERANCE = 1e-5
@@ -39,15 +41,21 @@ def typical_magnitudes(priors: np.ndarray) -> np.ndarray:
 
 def active_constraints(robot: Robot, theta: np.ndarray, *,
                        epsilon: float, boxes: Mapping, masses: Mapping,
-                       total_mass: tuple[float, float] | None
+                       total_mass: tuple[float, float] | None, margin: float = 0.0
                        ) -> tuple[np.ndarray, list[str]]:
     """Gradients (k, p) of the constraints active at the standard parameters ``theta`` and
     their names.
 
-    A pseudo-inertia eigenvalue ``λ ≤ ε + TOLERANCE · λ_max`` with eigenvector ``u`` gives the
-    row ``∂(uᵀ J u)/∂θ``. Centre-of-mass boxes, mass bounds, the total mass and the
-    parameter bounds give their linear rows when their slack is below ``TOLERANCE`` of their
-    range.
+    A pseudo-inertia's eigenvalues at its floor ``f = ε + margin`` (the floor the solver met,
+    ``margin`` its tightening), those with ``λ − f ≤ max(TOLERANCE · λ_max, f)``, span an
+    eigenspace ``U`` (4, k); the face of ``J ≽ f I`` through the estimate keeps
+    ``Uᵀ J U = f I``, whose k(k+1)/2 entries ``u_iᵀ J u_j`` (i ≤ j) give one row each,
+    ``∂(u_iᵀ J u_j)/∂θ``: the off-diagonal ones hold where several eigenvalues sit at the
+    floor together (a link pressed towards a point or a rod). The slack test is relative to
+    the link's largest eigenvalue and to the floor itself, so that a light link and a heavy
+    one are judged alike. Centre-of-mass boxes, mass bounds, the total mass and the
+    parameter bounds give their linear rows when their slack is below ``TOLERANCE`` of
+    their range.
     """
     params = robot.parameters
     p = len(params)
@@ -63,9 +71,8 @@ def active_constraints(robot: Robot, theta: np.ndarray, *,
     for link in params.links:
         idx = params.link_block(link)
         block = theta[idx]
-        w, V = np.linalg.eigh(pseudo_inertia(block))
-        for k in np.flatnonzero(w - epsilon <= TOLERANCE * max(w.max(), 1e-300)):
-            add(f"pseudo-inertia {link}", idx, np.kron(V[:, k], V[:, k]) @ PSEUDO)
+        for row in face_rows(pseudo_inertia(block), epsilon + margin):
+            add(f"pseudo-inertia {link}", idx, row)
         m, h = block[0], block[1:4]
         if link in boxes:
             lo, hi = boxes[link]
@@ -98,6 +105,32 @@ def active_constraints(robot: Robot, theta: np.ndarray, *,
     return np.array(rows).reshape(-1, p), names
 
 
+def floor_eigenspace(J: np.ndarray, floor: float) -> np.ndarray:
+    """Orthonormal eigenvectors (4, k) of the pseudo-inertia ``J`` whose eigenvalues are at
+    ``floor``: ``λ − floor ≤ max(TOLERANCE · λ_max, floor)``."""
+    w, V = np.linalg.eigh(J)
+    return V[:, w - floor <= max(TOLERANCE * max(w.max(), 0.0), floor, 1e-300)]
+
+
+def face_rows(J: np.ndarray, floor: float) -> np.ndarray:
+    """Rows (k(k+1)/2, 10) of the face of ``J ≽ floor · I`` through ``J``: the gradients
+    with respect to the link's ten parameters of ``u_iᵀ J u_j`` (i ≤ j) over the eigenspace
+    at the floor (:func:`floor_eigenspace`).
+
+    Examples
+    --------
+    >>> J = np.diag([1e-6, 1e-6, 0.5, 1.0])     # two eigenvalues at the floor: three rows
+    >>> face_rows(J, 1e-6).shape
+    (3, 10)
+    """
+    U = floor_eigenspace(J, floor)
+    k = U.shape[1]
+    pairs = [(i, j) for i in range(k) for j in range(i, k)]
+    # u_iᵀ J u_j = (u_j ⊗ u_i)ᵀ vec(J), vec column-major; symmetrized over i, j.
+    return np.array([0.5 * (np.kron(U[:, j], U[:, i]) + np.kron(U[:, i], U[:, j])) @ PSEUDO
+                     for i, j in pairs]).reshape(-1, PSEUDO.shape[1])
+
+
 def free_subspace(base_matrix: np.ndarray, rows: np.ndarray, priors: np.ndarray
                   ) -> np.ndarray | None:
     """Orthonormal basis (b, r) of the base-parameter directions that the active constraints
@@ -122,6 +155,70 @@ def free_subspace(base_matrix: np.ndarray, rows: np.ndarray, priors: np.ndarray
     if rank == B.shape[0]:
         return None
     return U[:, :rank]
+
+
+def floor_links(robot: Robot, base_matrix: np.ndarray, theta: np.ndarray, floor: float
+                ) -> list[str]:
+    """The links whose pseudo-inertias, pressed against the ``floor``, restrict the
+    base-parameter directions (:func:`face_rows`, :func:`free_subspace`): those that do on
+    their own, or every pressed link when only together they do; ``[]`` when the floor
+    leaves the base parameters free."""
+    params = robot.parameters
+    p = len(params)
+    faces = {}
+    for link in params.links:
+        idx = params.link_block(link)
+        rows = face_rows(pseudo_inertia(theta[idx]), floor)
+        if len(rows):
+            full = np.zeros((len(rows), p))
+            full[:, idx] = rows
+            faces[link] = full
+    if not faces or free_subspace(base_matrix, np.vstack(list(faces.values())),
+                                  params.priors) is None:
+        return []
+    alone = [link for link, rows in faces.items()
+             if free_subspace(base_matrix, rows, params.priors) is not None]
+    return alone or list(faces)
+
+
+def floor_move(robot: Robot, base: BaseParameters, theta: np.ndarray, base_cov: np.ndarray,
+               floorless: Callable[[], np.ndarray], *, epsilon: float, margin: float
+               ) -> tuple[np.ndarray, dict, str | None]:
+    """The bias ``d dᵀ`` (b, b) of the pseudo-inertias' floor ``epsilon`` at the standard
+    parameters ``theta``, the diagnostics that describe it and a warning, if any.
+
+    Where links pressed against the floor restrict the base parameters (:func:`floor_links`),
+    ``d = B (θ − θ₀)`` is the move of the base parameters from ``θ₀ = floorless()``, the
+    estimate with the floor at zero (only the ``margin`` left); else ``d = 0``. A move beyond
+    half the σ of ``base_cov`` gives a warning naming the links: the data put them lighter
+    than ``epsilon`` allows (a truth outside the constraints, e.g. a massless link). A
+    ``floorless`` that raises :class:`~dynid.errors.SolverError` gives ``d = 0`` and a
+    warning that says so.
+    """
+    zero = np.zeros_like(base_cov)
+    links = floor_links(robot, base.matrix, theta, epsilon + margin)
+    if not links:
+        return zero, {}, None
+    try:
+        d = base.matrix @ (theta - floorless())
+    except SolverError as exc:
+        return zero, {}, (f"physically consistent estimate: links pressed against epsilon "
+                          f"({', '.join(links)}) restrict the base parameters, and the fit "
+                          f"with no floor that measures its move failed ({exc}); the σ leave "
+                          "that move out")
+    found = {"epsilon_links": links, "epsilon_shift": d}
+    sigma = np.sqrt(np.clip(np.diag(base_cov), 1e-300, None))
+    worst = int(np.argmax(np.abs(d) / sigma))
+    note = None
+    if abs(d[worst]) > 0.5 * sigma[worst]:
+        note = (f"physically consistent estimate: the pseudo-inertias' floor epsilon="
+                f"{epsilon:g} moves the base parameter {base.names[worst]!r} by "
+                f"{abs(d[worst]) / sigma[worst]:.1f} σ; the links pressed against it "
+                f"({', '.join(links)}) are lighter in the data than epsilon allows (a truth "
+                "outside the constraints, e.g. a massless link, or too large an epsilon). "
+                "The σ hold that move as a bias (diagnostics 'epsilon_shift'); give a "
+                "smaller floor, e.g. PhysicallyConsistent(epsilon=1e-9), or check those links")
+    return np.outer(d, d), found, note
 
 
 def bootstrap(solve: Callable[[np.ndarray], np.ndarray], fitted: np.ndarray, root: np.ndarray,
