@@ -172,8 +172,10 @@ for name, unit, r in zip(robot.output_names, robot.output_units, rms, strict=Tru
 # non-negative (Wang's constraints, solved by CVXPY). The wrist and jaw links have almost no
 # inertia: the data cannot tell their parameters, and a light pull towards the prior (the
 # Euclidean regularization) chooses among the physical values that fit equally well. The pull
-# biases the estimate towards the prior, so its σ (covariance "regularized") hold that bias as
-# well as the noise: the shift from the unregularized estimate and how much it varies.
+# biases the estimate towards the prior, so its σ hold that bias as well as the noise: the
+# shift from the unregularized estimate and how much it varies ("regularized"; "bootstrap",
+# drawn under the constraints, when links pressed against the pseudo-inertia floor pin
+# base-parameter directions).
 
 # %%
 processing = Processing(cutoff=5.4, decimate=8)
