@@ -43,9 +43,9 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg
 
-from .._files import excerpt
 from ..errors import DataError, DynidWarning, SolverError
 from ..models import Robot
+from ._consistentsettings import check_settings
 from .constrained import (
     active_constraints,
     bootstrap,
@@ -56,7 +56,7 @@ from .constrained import (
 )
 from .estimators import Estimator, weighted_fit, weighting_covariance
 from .groups import constraint_groups, resolve_boxes, resolve_mass_bounds, undetermined_masses
-from .physical import PSEUDO, pseudo_inertia
+from .physical import PSEUDO, polish, pseudo_inertia
 from .shrinkage import bootstrap_mse, regularization_root, regularized_mse, response
 
 __all__ = ["PhysicallyConsistent"]
@@ -84,18 +84,6 @@ class _Problem:
     zn: float
     groups: dict
     epsilon: float
-
-
-def _check_interval(name: str, bounds, unit: str) -> None:
-    """Raise unless ``bounds`` is (lower, upper) with finite 0 ≤ lower ≤ upper."""
-    try:
-        lo, hi = (float(b) for b in bounds)
-    except (TypeError, ValueError):
-        raise DataError(f"{name}: expected (lower, upper) in {unit}, found "
-                        f"{excerpt(bounds)}") from None
-    if not (np.isfinite(lo) and np.isfinite(hi) and 0 <= lo <= hi):
-        raise DataError(f"{name}: expected finite bounds 0 ≤ lower ≤ upper in {unit}, found "
-                        f"({lo}, {hi})")
 
 
 class PhysicallyConsistent(Estimator):
@@ -217,7 +205,7 @@ class PhysicallyConsistent(Estimator):
 
     # Fitting ---------------------------------------------------------------------------------
     def _estimate(self, data):
-        self._check_settings()
+        check_settings(self, _SOLVERS)
         system = data.system()
         weighting = weighting_covariance(
             self.weighting, data, system, **({} if self.weighting != "wls" else dict(
@@ -303,47 +291,6 @@ class PhysicallyConsistent(Estimator):
             warnings.warn(note, DynidWarning, stacklevel=5)
         return pull
 
-    def _check_settings(self) -> None:
-        if self.weighting not in ("wls", "ols", "gauss-markov"):
-            raise DataError(f"weighting: expected 'wls', 'ols' or 'gauss-markov', found "
-                            f"{excerpt(self.weighting)}")
-        if self.weighting != "wls":
-            for name in ("sigma", "noise_covariance", "wls_iterations"):
-                value = getattr(self, name)
-                if value is not None and not (isinstance(value, str) and value == "auto"):
-                    raise DataError(f"{name}: applies to weighting='wls', found "
-                                    f"weighting={self.weighting!r}; drop one of them")
-        if self.regularization not in (None, "euclidean", "entropic"):
-            raise DataError(f"regularization: expected None, 'euclidean' or 'entropic', found "
-                            f"{self.regularization!r}")
-        if self.solver not in _SOLVERS:
-            raise DataError(f"solver: expected one of {_SOLVERS}, found {self.solver!r}")
-        for name, value in (("epsilon", self.epsilon), ("weight", self.weight),
-                            ("com_margin", self.com_margin)):
-            if not (np.isfinite(value) and (value > 0 if name == "epsilon" else value >= 0)):
-                want = "> 0" if name == "epsilon" else "≥ 0"
-                raise DataError(f"{name}: expected a finite value {want}, found {value}")
-        if isinstance(self.mass_bounds, int | float) and not 0 <= self.mass_bounds < 1:
-            raise DataError(f"mass_bounds: expected a fraction r in [0, 1) for (1 ± r)·prior, "
-                            f"found {self.mass_bounds}")
-        if isinstance(self.mass_bounds, Mapping):
-            for link, bounds in self.mass_bounds.items():
-                _check_interval(f"mass_bounds[{link!r}]", bounds, "kg")
-        if self.total_mass is not None:
-            _check_interval("total_mass", self.total_mass, "kg")
-        if self.covariance not in ("auto", "regularized", "bootstrap", "unconstrained",
-                                   "conditional"):
-            raise DataError(f"covariance: expected 'auto', 'regularized', 'bootstrap', "
-                            f"'unconstrained' or 'conditional', found "
-                            f"{excerpt(self.covariance)}")
-        if self.covariance == "regularized" and self.regularization is None:
-            raise DataError("covariance='regularized': applies to a regularized fit, found "
-                            "regularization=None; e.g. PhysicallyConsistent("
-                            "regularization='euclidean', weight=1.0, covariance='regularized')")
-        if not (isinstance(self.draws, int) and 2 <= self.draws <= 100_000):
-            raise DataError(f"draws: expected an integer between 2 and 100000, found "
-                            f"{excerpt(self.draws)}")
-
     def solve(self, robot: Robot, A: np.ndarray, z: np.ndarray) -> tuple[np.ndarray, dict]:
         """Minimize ``‖A θ − z‖²`` (+ regularization) under the constraints; returns the
         standard parameters (p,) and solver details."""
@@ -428,7 +375,7 @@ class PhysicallyConsistent(Estimator):
             warnings.warn(f"physically consistent estimate: {self.solver} reports an inaccurate "
                           f"solution; check the constraint margins or try {self._other()}",
                           DynidWarning, stacklevel=5)
-        value, shift = self._polish(robot, raw, built.epsilon)
+        value, shift = polish(robot, raw, built.epsilon, self.tolerance)
         eig = {link: float(np.linalg.eigvalsh(pseudo_inertia(value[params.link_block(link)]))[0])
                for link in params.links}
         stats = problem.solver_stats
@@ -490,30 +437,3 @@ class PhysicallyConsistent(Estimator):
         raise SolverError(f"physically consistent estimate: the constraints are infeasible; "
                           f"these groups cannot hold together: {needed}. Relax or remove one "
                           "of them (bounds, boxes, epsilon)")
-
-    def _polish(self, robot: Robot, value: np.ndarray, epsilon: float
-                ) -> tuple[np.ndarray, float]:
-        """Move a solution that misses its constraints by no more than the solver's accuracy
-        onto them: bounds are clipped, and a pseudo-inertia whose smallest eigenvalue is below
-        ε is shifted by ``d I`` (``m += d``, each diagonal inertia ``+= 2d``, which keeps the
-        centre of mass between its old place and the frame origin, so inside its box).
-        Returns the parameters and the largest shift ``d``."""
-        params = robot.parameters
-        lo, hi = params.lower, params.upper
-        slack = 10 * self.tolerance * np.maximum(np.abs(value), 1.0)
-        out = value.copy()
-        for bound, sign in ((lo, 1), (hi, -1)):
-            miss = sign * (bound - out)
-            fix = np.isfinite(bound) & (miss > 0) & (miss <= slack) & np.array(
-                [p.group != "link" for p in params])
-            out[fix] = bound[fix]
-        worst = 0.0
-        for link in params.links:
-            idx = params.link_block(link)
-            low = np.linalg.eigvalsh(pseudo_inertia(out[idx]))[0]
-            if low < epsilon:
-                d = (epsilon - low) * (1 + 1e-6) + 1e-15
-                out[idx[0]] += d
-                out[idx[[4, 6, 9]]] += 2 * d  # Ixx, Iyy, Izz
-                worst = max(worst, d)
-        return out, worst

@@ -3,7 +3,8 @@
 The pseudo-inertia ``J = [[½ tr(Ī) 1 − Ī, h], [hᵀ, m]]`` (Ī about the link frame's origin,
 ``h = m c``) is positive definite exactly when the parameters come from a positive mass
 distribution (Wensing, Kim and Slotine, RA-L 2018); :func:`com_boxes` gives each link a box for
-its centre of mass from the robot's description.
+its centre of mass from the robot's description, and :func:`polish` moves a solver's answer
+that misses these constraints by its accuracy onto them.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import numpy as np
 
 from ..models import Robot
 
-__all__ = ["PSEUDO", "com_boxes", "lmi_scaling", "pseudo_inertia"]
+__all__ = ["PSEUDO", "com_boxes", "lmi_scaling", "polish", "pseudo_inertia"]
 
 
 def pseudo_inertia(block: np.ndarray) -> np.ndarray:
@@ -73,3 +74,32 @@ def com_boxes(robot: Robot, margin: float = 0.1) -> dict[str, tuple[np.ndarray, 
 def _box(points: list[np.ndarray], margin: float) -> tuple[np.ndarray, np.ndarray]:
     pts = np.array(points)
     return pts.min(axis=0) - margin, pts.max(axis=0) + margin
+
+
+def polish(robot: Robot, value: np.ndarray, epsilon: float, tolerance: float
+           ) -> tuple[np.ndarray, float]:
+    """Move a solution that misses its constraints by no more than the solver's accuracy
+    (``tolerance``) onto them: bounds are clipped, and a pseudo-inertia whose smallest
+    eigenvalue is below ``epsilon`` is shifted by ``d I`` (``m += d``, each diagonal inertia
+    ``+= 2d``, which keeps the centre of mass between its old place and the frame origin, so
+    inside its box).
+    Returns the parameters and the largest shift ``d``."""
+    params = robot.parameters
+    lo, hi = params.lower, params.upper
+    slack = 10 * tolerance * np.maximum(np.abs(value), 1.0)
+    out = value.copy()
+    for bound, sign in ((lo, 1), (hi, -1)):
+        miss = sign * (bound - out)
+        fix = np.isfinite(bound) & (miss > 0) & (miss <= slack) & np.array(
+            [p.group != "link" for p in params])
+        out[fix] = bound[fix]
+    worst = 0.0
+    for link in params.links:
+        idx = params.link_block(link)
+        low = np.linalg.eigvalsh(pseudo_inertia(out[idx]))[0]
+        if low < epsilon:
+            d = (epsilon - low) * (1 + 1e-6) + 1e-15
+            out[idx[0]] += d
+            out[idx[[4, 6, 9]]] += 2 * d  # Ixx, Iyy, Izz
+            worst = max(worst, d)
+    return out, worst
