@@ -118,6 +118,26 @@ def reference_output(robot: dynid.Robot, theta: np.ndarray, q, v, a) -> np.ndarr
     return motor_torque / robot.transmission.torque_constants
 
 
+def logged_arm(*, seed: int, seconds: float, rate: float, order: int, cutoff: float):
+    """The test arm (``data/arm2.yaml``) on a 0.5–1.5 Hz Fourier motion: the robot, its
+    recording with exact states and the RNEA torques through a zero-phase Butterworth of
+    ``order`` at ``cutoff`` Hz (as a logger that low-passes them writes them), and the
+    torques themselves."""
+    import scipy.signal
+
+    from dynid.identify import Recording
+
+    robot = dynid.load_robot(DATA / "arm2.yaml")
+    ref = FourierReference.random(robot, harmonics=3, frequency=0.5, ramp=0.0, seed=seed)
+    t = np.arange(0, seconds, 1 / rate)
+    q, v, a = ref(t)
+    tau = reference_output(robot, robot.prior, q, v, a)
+    sos = scipy.signal.butter(order, cutoff, fs=rate, output="sos")
+    rec = Recording(t, q, scipy.signal.sosfiltfilt(sos, tau, axis=0), velocities=v,
+                    accelerations=a, names=robot.joint_names)
+    return robot, rec, tau
+
+
 def standardized_errors(robot, base, recordings, truth, processing=None) -> np.ndarray:
     """``(θ̂_b − θ_b) / σ̂`` of weighted least squares, one row per recording, processed as
     ``processing`` says (default: the automatic processing): for an honest reported

@@ -10,11 +10,10 @@ import warnings
 import numpy as np
 import pytest
 import scipy.signal
-from conftest import DATA, reference_output
+from conftest import logged_arm
 
 import dynid
-from dynid.hardware import FourierReference
-from dynid.identify import OLS, IdentificationData, Processing, Recording
+from dynid.identify import OLS, IdentificationData, Processing
 from dynid.identify._chunkfilter import MARGIN_DECAY, filter_margin, filter_slice
 from dynid.identify.modelband import model_rows
 
@@ -67,15 +66,7 @@ def test_margin_above_nyquist_is_refused():
 def logged():
     """An arm's RNEA torques through a 4th-order Butterworth at 5 Hz (margin 364 samples),
     40 s at 200 Hz, with exact states."""
-    robot = dynid.load_robot(DATA / "arm2.yaml")
-    ref = FourierReference.random(robot, harmonics=3, frequency=0.5, ramp=0.0, seed=11)
-    t = np.arange(0, 40, 1 / RATE)
-    q, v, a = ref(t)
-    tau = reference_output(robot, robot.prior, q, v, a)
-    sos = scipy.signal.butter(4, 5.0, fs=RATE, output="sos")
-    rec = Recording(t, q, scipy.signal.sosfiltfilt(sos, tau, axis=0), velocities=v,
-                    accelerations=a, names=robot.joint_names)
-    return robot, rec
+    return logged_arm(seed=11, seconds=40, rate=RATE, order=4, cutoff=5.0)[:2]
 
 
 def _data(robot, rec, **settings):

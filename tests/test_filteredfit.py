@@ -9,15 +9,13 @@ import warnings
 import numpy as np
 import pytest
 import scipy.signal
-from conftest import DATA, reference_output
+from conftest import logged_arm
 from scipy.optimize import minimize_scalar
 
 import dynid
-from dynid.hardware import FourierReference
 from dynid.identify import (
     IdentificationData,
     Processing,
-    Recording,
     _filteredfit,
     choose_model_cutoff,
 )
@@ -100,15 +98,8 @@ def test_search_finds_the_dense_residuals_minimum():
     """An arm's torques logged through a 6th-order Butterworth at 1.2 Hz, searched with the
     4th-order model filter: no cutoff fits exactly, and the one found is the minimizer of
     the dense residual (a fine grid, then a tight bounded search) to 0.5 %."""
-    robot = dynid.load_robot(DATA / "arm2.yaml")
-    ref = FourierReference.random(robot, harmonics=3, frequency=0.5, ramp=0.0, seed=7)
     rate = 200.0
-    t = np.arange(0, 20, 1 / rate)
-    q, v, a = ref(t)
-    tau = reference_output(robot, robot.prior, q, v, a)
-    sos = scipy.signal.butter(6, 1.2, fs=rate, output="sos")
-    rec = Recording(t, q, scipy.signal.sosfiltfilt(sos, tau, axis=0), velocities=v,
-                    accelerations=a, names=robot.joint_names)
+    robot, rec, _ = logged_arm(seed=7, seconds=20, rate=rate, order=6, cutoff=1.2)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", dynid.DynidWarning)
         data = IdentificationData(robot, rec, processing=Processing(

@@ -9,16 +9,13 @@ import warnings
 
 import numpy as np
 import pytest
-import scipy.signal
-from conftest import DATA, reference_output
+from conftest import logged_arm
 
 import dynid
-from dynid.hardware import FourierReference
 from dynid.identify import (
     OLS,
     IdentificationData,
     Processing,
-    Recording,
     filter_model,
     validate,
 )
@@ -31,15 +28,7 @@ STATES = dict(cutoff=None, decimate=1, derivatives="recorded", deadzone=None)
 def logged():
     """Exact states of a 0.5–1.5 Hz Fourier motion at 200 Hz for 30 s, and the RNEA
     torques through a 4th-order Butterworth at 1 Hz, forward and backward."""
-    robot = dynid.load_robot(DATA / "arm2.yaml")
-    ref = FourierReference.random(robot, harmonics=3, frequency=0.5, ramp=0.0, seed=4)
-    t = np.arange(0, 30, 1 / RATE)
-    q, v, a = ref(t)
-    tau = reference_output(robot, robot.prior, q, v, a)
-    sos = scipy.signal.butter(ORDER, CUTOFF, fs=RATE, output="sos")
-    logged = scipy.signal.sosfiltfilt(sos, tau, axis=0)
-    rec = Recording(t, q, logged, velocities=v, accelerations=a, names=robot.joint_names)
-    return robot, rec, tau
+    return logged_arm(seed=4, seconds=30, rate=RATE, order=ORDER, cutoff=CUTOFF)
 
 
 def _fit(robot, rec, **settings):
