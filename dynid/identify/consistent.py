@@ -269,14 +269,16 @@ class PhysicallyConsistent(Estimator):
                                        typical)
             G = response(Rv, B, root, typical)
             base_cov = regularized_mse(G, Rv, Rg, shift)
-        pull = self._floor_pull(data, A, whitened.qty, theta, base_cov, out["diagnostics"])
+        pull = self._floor_pull(data, A, whitened.qty, theta, base_cov, (rows, names),
+                                out["diagnostics"])
         # A regularized fit's plug-in bias, its shift from weighted least squares, already
         # holds the floor's move.
         out["base_cov"] = base_cov if regularized else base_cov + pull
         return out
 
     def _floor_pull(self, data, A: np.ndarray, z: np.ndarray, theta: np.ndarray,
-                    base_cov: np.ndarray, diagnostics: dict) -> np.ndarray:
+                    base_cov: np.ndarray, active: tuple[np.ndarray, list[str]],
+                    diagnostics: dict) -> np.ndarray:
         """The floor's move ``d dᵀ`` (:func:`~dynid.identify.constrained.floor_move`), the
         estimate solved again with the pseudo-inertias' floor at zero."""
         def floorless() -> np.ndarray:
@@ -285,7 +287,7 @@ class PhysicallyConsistent(Estimator):
                 return self._finish(data.robot, self._build(data.robot, A, z, 0.0))[0]
 
         pull, found, note = floor_move(data.robot, data.base, theta, base_cov, floorless,
-                                       epsilon=self.epsilon, margin=self.margin)
+                                       active=active, epsilon=self.epsilon)
         diagnostics.update(found)
         if note:
             warnings.warn(note, DynidWarning, stacklevel=5)

@@ -157,46 +157,41 @@ def free_subspace(base_matrix: np.ndarray, rows: np.ndarray, priors: np.ndarray
     return U[:, :rank]
 
 
-def floor_links(robot: Robot, base_matrix: np.ndarray, theta: np.ndarray, floor: float
-                ) -> list[str]:
-    """The links whose pseudo-inertias, pressed against the ``floor``, restrict the
-    base-parameter directions (:func:`face_rows`, :func:`free_subspace`): those that do on
-    their own, or every pressed link when only together they do; ``[]`` when the floor
-    leaves the base parameters free."""
-    params = robot.parameters
-    p = len(params)
-    faces = {}
-    for link in params.links:
-        idx = params.link_block(link)
-        rows = face_rows(pseudo_inertia(theta[idx]), floor)
-        if len(rows):
-            full = np.zeros((len(rows), p))
-            full[:, idx] = rows
-            faces[link] = full
-    if not faces or free_subspace(base_matrix, np.vstack(list(faces.values())),
-                                  params.priors) is None:
+def floor_links(base_matrix: np.ndarray, rows: np.ndarray, names: list[str],
+                priors: np.ndarray) -> list[str]:
+    """The links whose pseudo-inertias, pressed against the floor, restrict the
+    base-parameter directions, from the active constraints ``rows`` and their ``names``
+    (:func:`active_constraints`): those that do on their own, or every pressed link when only
+    together they do; ``[]`` when the floor leaves the base parameters free."""
+    faces: dict[str, list[np.ndarray]] = {}
+    for row, name in zip(rows, names, strict=True):
+        if name.startswith("pseudo-inertia "):
+            faces.setdefault(name.removeprefix("pseudo-inertia "), []).append(row)
+    if not faces or free_subspace(base_matrix, np.vstack([r for f in faces.values() for r in f]),
+                                  priors) is None:
         return []
-    alone = [link for link, rows in faces.items()
-             if free_subspace(base_matrix, rows, params.priors) is not None]
+    alone = [link for link, face in faces.items()
+             if free_subspace(base_matrix, np.array(face), priors) is not None]
     return alone or list(faces)
 
 
 def floor_move(robot: Robot, base: BaseParameters, theta: np.ndarray, base_cov: np.ndarray,
-               floorless: Callable[[], np.ndarray], *, epsilon: float, margin: float
-               ) -> tuple[np.ndarray, dict, str | None]:
+               floorless: Callable[[], np.ndarray], *, active: tuple[np.ndarray, list[str]],
+               epsilon: float) -> tuple[np.ndarray, dict, str | None]:
     """The bias ``d dᵀ`` (b, b) of the pseudo-inertias' floor ``epsilon`` at the standard
     parameters ``theta``, the diagnostics that describe it and a warning, if any.
 
-    Where links pressed against the floor restrict the base parameters (:func:`floor_links`),
-    ``d = B (θ − θ₀)`` is the move of the base parameters from ``θ₀ = floorless()``, the
-    estimate with the floor at zero (only the ``margin`` left); else ``d = 0``. A move beyond
+    Where links pressed against the floor restrict the base parameters (:func:`floor_links`
+    of the ``active`` constraints' rows and names), ``d = B (θ − θ₀)`` is the move of the base
+    parameters from ``θ₀ = floorless()``, the estimate with the floor at zero (only the
+    solver's margin left); else ``d = 0``. A move beyond
     half the σ of ``base_cov`` gives a warning naming the links: the data put them lighter
     than ``epsilon`` allows (a truth outside the constraints, e.g. a massless link). A
     ``floorless`` that raises :class:`~dynid.errors.SolverError` gives ``d = 0`` and a
     warning that says so.
     """
     zero = np.zeros_like(base_cov)
-    links = floor_links(robot, base.matrix, theta, epsilon + margin)
+    links = floor_links(base.matrix, *active, robot.parameters.priors)
     if not links:
         return zero, {}, None
     try:
