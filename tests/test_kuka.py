@@ -9,10 +9,13 @@ total to ±30 %; the same bounds are used here.
 
 from __future__ import annotations
 
+import warnings
+
+import numpy as np
 import pytest
 from conftest import check_physical, dataset
 
-from dynid import base_parameters, datasets
+from dynid import DynidWarning, base_parameters, datasets
 from dynid.identify import OLS, IdentificationData, PhysicallyConsistent, Processing, validate
 
 FLOBAROID_VALIDATION = 2.81  # %, relative error ‖τ̂ − τ‖_F / ‖τ‖_F on measurements_1
@@ -105,12 +108,6 @@ def test_masses_the_data_do_not_determine_are_named_when_left_unbounded(kuka):
     by its constraints alone (hundreds of kilograms on this 16 kg arm): it warns, naming each
     link, its mass and its prior, and the bound to give. Its masses are checked here against
     the base map independently: each named link's mass column of B is zero."""
-    import warnings
-
-    import numpy as np
-
-    from dynid import DynidWarning
-
     robot, recordings, base = kuka
     data = IdentificationData(robot, recordings[1], base=base)
     with pytest.warns(DynidWarning, match=r"enter no base parameter") as caught:
