@@ -208,8 +208,9 @@ def test_joint_encoder_at_2khz_the_chosen_band_holds_the_quantization_noise_alon
     motion is white only approximately in so narrow a band). At the same decimation a 1.5
     times higher cutoff leaves that error as it is (the decimation, not the cutoff, sets it),
     while twice the band multiplies it by about 2^(5/2), as predicted."""
-    from dynid.identify._bands import KEPT
+    from dynid.identify._bands import KEPT, MIN_DECIMATED
     from dynid.identify.data import decimate
+    from dynid.identify.filters import TAPS_PER_FACTOR
 
     rate, counts = 2000.0, 2 ** 18
     robot, t, q, v, a = _arm_motion(rate, 20.0)
@@ -222,7 +223,7 @@ def test_joint_encoder_at_2khz_the_chosen_band_holds_the_quantization_noise_alon
         data = IdentificationData(robot, rec, processing=Processing(deadzone=None))
     chosen = data.processing
     assert chosen.decimate == min(int(rate // (2 * KEPT * chosen.cutoff)),
-                                  rec.n_samples // 116)
+                                  rec.n_samples // (TAPS_PER_FACTOR + MIN_DECIMATED))
     offsets = np.random.default_rng(1).uniform(-0.5, 0.5, 8) * step
 
     def kept_error(cutoff: float, factor: int, exact: bool = False) -> np.ndarray:
@@ -239,11 +240,7 @@ def test_joint_encoder_at_2khz_the_chosen_band_holds_the_quantization_noise_alon
                 (chosen.cutoff, chosen.decimate // 2)]
     measured = [kept_error(c, D) for c, D in settings]
     predicted = [_kept_band_noise(rate, c, D, step) for c, D in settings]
-    print(f"chosen cutoff {chosen.cutoff:g} Hz, decimated by {chosen.decimate}; measured "
-          f"{[m.round(7).tolist() for m in measured]}, predicted "
-          f"{[round(p, 7) for p in predicted]} rad/s²")
     distortion = kept_error(*settings[0], exact=True)
-    print(f"distortion {distortion} rad/s²")
     assert np.all(distortion < 0.01 * predicted[0])
     for m, p in zip(measured, predicted, strict=True):
         np.testing.assert_allclose(m, p, rtol=0.3)
